@@ -1,0 +1,56 @@
+#!/usr/bin/env bash
+# Installs everything the build, tests, benchmarks and demo need. Idempotent: each step
+# checks first, so a second run on a ready machine takes a few seconds.
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+cd "$root"
+
+WASM_BINDGEN_VERSION=0.2.130   # must equal the `wasm-bindgen = "=…"` pin in Cargo.toml
+WASM_PACK_VERSION=0.15.1
+CARGO_FUZZ_VERSION=0.13.2
+PYARROW_VERSION=21.0.0
+
+log() { printf '[setup] %s\n' "$*"; }
+export PATH="$HOME/.cargo/bin:$PATH"
+
+if ! rustup target list --installed | grep -qx wasm32-unknown-unknown; then
+  log "adding the wasm32-unknown-unknown target"
+  rustup target add wasm32-unknown-unknown
+fi
+
+if [ "$(wasm-bindgen --version 2>/dev/null | awk '{print $2}')" != "$WASM_BINDGEN_VERSION" ]; then
+  log "installing wasm-bindgen-cli $WASM_BINDGEN_VERSION"
+  cargo install wasm-bindgen-cli --version "$WASM_BINDGEN_VERSION" --locked --force
+fi
+
+if [ "$(wasm-pack --version 2>/dev/null | awk '{print $2}')" != "$WASM_PACK_VERSION" ]; then
+  log "installing wasm-pack $WASM_PACK_VERSION"
+  cargo install wasm-pack --version "$WASM_PACK_VERSION" --locked --force
+fi
+
+if [ "$(cargo fuzz --version 2>/dev/null | awk '{print $2}')" != "$CARGO_FUZZ_VERSION" ]; then
+  log "installing cargo-fuzz $CARGO_FUZZ_VERSION"
+  cargo install cargo-fuzz --version "$CARGO_FUZZ_VERSION" --locked --force
+fi
+
+if ! command -v chromium >/dev/null || ! command -v chromedriver >/dev/null; then
+  log "installing Debian chromium and chromium-driver"
+  apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium chromium-driver >/dev/null
+fi
+
+# npm dependencies: binaryen's wasm-opt (Debian's 108 breaks wasm-bindgen 0.2.130 output),
+# the benchmark peers, playwright-core and ws.
+if [ ! -x node_modules/.bin/wasm-opt ] || [ package-lock.json -nt node_modules/.package-lock.json ]; then
+  log "installing npm dependencies from package-lock.json"
+  npm ci --no-audit --no-fund --loglevel=error
+fi
+
+venv="$root/.venv"
+if ! "$venv/bin/python" -c "import pyarrow, pyarrow.flight; assert pyarrow.__version__ == '$PYARROW_VERSION'" 2>/dev/null; then
+  log "creating .venv with pyarrow $PYARROW_VERSION"
+  python3 -m venv "$venv"
+  "$venv/bin/pip" install -q "pyarrow==$PYARROW_VERSION"
+fi
+
+log "ready"

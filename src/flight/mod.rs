@@ -1,0 +1,1 @@
+//! The Flight-over-WebSocket wire protocol: frames and stream states (pure Rust).

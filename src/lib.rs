@@ -1,0 +1,14 @@
+//! Quiver moves [Apache Arrow] record batches in and out of web pages.
+//!
+//! - [`ipc`] is the pure-Rust core: an incremental [IPC stream] decoder that copies each
+//!   received byte once, a right-sized encoder, the LZ4/ZSTD codecs and the limits.
+//! - [`flight`] is the Flight-over-WebSocket wire protocol (see `docs/protocol.md`).
+//! - `wasm` (only on `wasm32`) holds every `#[wasm_bindgen]` export.
+//!
+//! [Apache Arrow]: https://arrow.apache.org/
+//! [IPC stream]: https://arrow.apache.org/docs/format/Columnar.html#serialization-and-interprocess-communication-ipc
+
+pub mod flight;
+pub mod ipc;
+#[cfg(target_arch = "wasm32")]
+pub mod wasm;
