@@ -1,0 +1,433 @@
+//! JSON control messages, sent as WebSocket text frames. Byte fields are base64
+//! (standard alphabet, padded); field and type names are camelCase for JavaScript.
+
+use serde::{Deserialize, Serialize};
+
+use super::{ProtocolError, Result};
+
+/// A Flight descriptor: `{"path": ["a", "b"]}` or `{"cmd": "<base64>"}`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase", deny_unknown_fields)]
+pub enum Descriptor {
+    Path(Vec<String>),
+    Cmd(#[serde(with = "b64")] Vec<u8>),
+}
+
+/// A `FlightEndpoint`. Passing `ticket` and one of `locations` back in `doGet` reads it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Endpoint {
+    #[serde(with = "b64")]
+    pub ticket: Vec<u8>,
+    #[serde(default)]
+    pub locations: Vec<String>,
+    /// Milliseconds since the Unix epoch.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub expiration_time_ms: Option<i64>,
+    #[serde(default, with = "b64")]
+    pub app_metadata: Vec<u8>,
+}
+
+/// A `FlightInfo`. `schema` is an encapsulated IPC schema message, ready for a decoder.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct FlightInfo {
+    #[serde(with = "b64")]
+    pub schema: Vec<u8>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub descriptor: Option<Descriptor>,
+    pub endpoints: Vec<Endpoint>,
+    pub total_records: i64,
+    pub total_bytes: i64,
+    pub ordered: bool,
+    #[serde(default, with = "b64")]
+    pub app_metadata: Vec<u8>,
+}
+
+/// Messages from the client. Every request names a new `stream` id, higher than any the
+/// connection used before.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(
+    tag = "type",
+    rename_all = "camelCase",
+    rename_all_fields = "camelCase",
+    deny_unknown_fields
+)]
+pub enum ClientMessage {
+    /// Sets the bearer token checked by the gateway and sent upstream.
+    Auth {
+        token: String,
+    },
+    Handshake {
+        stream: u32,
+        #[serde(default, with = "b64")]
+        payload: Vec<u8>,
+    },
+    ListFlights {
+        stream: u32,
+        #[serde(default, with = "b64")]
+        criteria: Vec<u8>,
+    },
+    GetFlightInfo {
+        stream: u32,
+        descriptor: Descriptor,
+    },
+    PollFlightInfo {
+        stream: u32,
+        descriptor: Descriptor,
+    },
+    GetSchema {
+        stream: u32,
+        descriptor: Descriptor,
+    },
+    DoGet {
+        stream: u32,
+        #[serde(with = "b64")]
+        ticket: Vec<u8>,
+        /// An endpoint location; absent means the gateway's upstream.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        location: Option<String>,
+        /// Initial credit in bytes; absent means the gateway's window.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        credit: Option<u64>,
+    },
+    DoPut {
+        stream: u32,
+        descriptor: Descriptor,
+    },
+    /// The client has sent all of a DoPut's IPC stream.
+    End {
+        stream: u32,
+    },
+    DoAction {
+        stream: u32,
+        action: String,
+        #[serde(default, with = "b64")]
+        body: Vec<u8>,
+    },
+    ListActions {
+        stream: u32,
+    },
+    Cancel {
+        stream: u32,
+    },
+    Credit {
+        stream: u32,
+        bytes: u64,
+    },
+}
+
+/// Messages from the gateway.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(
+    tag = "type",
+    rename_all = "camelCase",
+    rename_all_fields = "camelCase",
+    deny_unknown_fields
+)]
+pub enum ServerMessage {
+    /// The first message on every connection: the limits the client must respect.
+    Hello {
+        version: u32,
+        max_segment_bytes: u64,
+        credit_window: u64,
+        max_streams: u32,
+        max_message_bytes: u64,
+    },
+    FlightInfo {
+        stream: u32,
+        info: FlightInfo,
+    },
+    PollInfo {
+        stream: u32,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        info: Option<FlightInfo>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        descriptor: Option<Descriptor>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        progress: Option<f64>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        expiration_time_ms: Option<i64>,
+    },
+    /// A GetSchema result: an encapsulated IPC schema message.
+    Schema {
+        stream: u32,
+        #[serde(with = "b64")]
+        schema: Vec<u8>,
+    },
+    Handshake {
+        stream: u32,
+        #[serde(with = "b64")]
+        payload: Vec<u8>,
+    },
+    /// One DoAction result.
+    Result {
+        stream: u32,
+        #[serde(with = "b64")]
+        body: Vec<u8>,
+    },
+    ActionType {
+        stream: u32,
+        name: String,
+        description: String,
+    },
+    PutResult {
+        stream: u32,
+        #[serde(with = "b64")]
+        app_metadata: Vec<u8>,
+    },
+    /// Credit for the client's DoPut bytes.
+    Credit {
+        stream: u32,
+        bytes: u64,
+    },
+    /// The last message of every stream. `code` 0 is success; anything else is an error.
+    Status {
+        stream: u32,
+        code: i32,
+        name: String,
+        message: String,
+        #[serde(default, with = "b64")]
+        details: Vec<u8>,
+    },
+    /// A protocol violation; the gateway closes the connection after it.
+    Error {
+        message: String,
+    },
+}
+
+impl ClientMessage {
+    /// Parses a text frame.
+    pub fn from_json(text: &str) -> Result<Self> {
+        serde_json::from_str(text).map_err(|e| ProtocolError::BadControl(e.to_string()))
+    }
+
+    /// The stream a request or stream message names (`auth` names none).
+    pub fn stream(&self) -> Option<u32> {
+        use ClientMessage::*;
+        match self {
+            Auth { .. } => None,
+            Handshake { stream, .. }
+            | ListFlights { stream, .. }
+            | GetFlightInfo { stream, .. }
+            | PollFlightInfo { stream, .. }
+            | GetSchema { stream, .. }
+            | DoGet { stream, .. }
+            | DoPut { stream, .. }
+            | End { stream }
+            | DoAction { stream, .. }
+            | ListActions { stream }
+            | Cancel { stream }
+            | Credit { stream, .. } => Some(*stream),
+        }
+    }
+
+    /// The text frame for this message.
+    pub fn to_json(&self) -> Result<String> {
+        serde_json::to_string(self).map_err(|e| ProtocolError::BadControl(e.to_string()))
+    }
+}
+
+impl ServerMessage {
+    /// Parses a text frame.
+    pub fn from_json(text: &str) -> Result<Self> {
+        serde_json::from_str(text).map_err(|e| ProtocolError::BadControl(e.to_string()))
+    }
+
+    /// The text frame for this message.
+    pub fn to_json(&self) -> Result<String> {
+        serde_json::to_string(self).map_err(|e| ProtocolError::BadControl(e.to_string()))
+    }
+}
+
+/// The name of a gRPC/Flight status code, as carried in `status.name`.
+pub fn code_name(code: i32) -> &'static str {
+    const NAMES: [&str; 17] = [
+        "OK",
+        "CANCELLED",
+        "UNKNOWN",
+        "INVALID_ARGUMENT",
+        "DEADLINE_EXCEEDED",
+        "NOT_FOUND",
+        "ALREADY_EXISTS",
+        "PERMISSION_DENIED",
+        "RESOURCE_EXHAUSTED",
+        "FAILED_PRECONDITION",
+        "ABORTED",
+        "OUT_OF_RANGE",
+        "UNIMPLEMENTED",
+        "INTERNAL",
+        "UNAVAILABLE",
+        "DATA_LOSS",
+        "UNAUTHENTICATED",
+    ];
+    usize::try_from(code)
+        .ok()
+        .and_then(|i| NAMES.get(i))
+        .copied()
+        .unwrap_or("UNKNOWN")
+}
+
+/// Base64 for `Vec<u8>` fields.
+mod b64 {
+    use base64::engine::general_purpose::STANDARD;
+    use base64::Engine;
+    use serde::{Deserialize, Deserializer, Serializer};
+
+    pub fn serialize<S: Serializer>(bytes: &[u8], s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(&STANDARD.encode(bytes))
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<u8>, D::Error> {
+        let text = <std::borrow::Cow<'de, str>>::deserialize(d)?;
+        STANDARD
+            .decode(text.as_bytes())
+            .map_err(|e| serde::de::Error::custom(format!("expected base64, {e}")))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn client_messages_round_trip() {
+        let msgs = [
+            ClientMessage::Auth { token: "t".into() },
+            ClientMessage::DoGet {
+                stream: 3,
+                ticket: b"rows=10".to_vec(),
+                location: Some("grpc://127.0.0.1:1".into()),
+                credit: Some(1 << 20),
+            },
+            ClientMessage::GetFlightInfo {
+                stream: 1,
+                descriptor: Descriptor::Path(vec!["a".into()]),
+            },
+            ClientMessage::DoPut {
+                stream: 5,
+                descriptor: Descriptor::Cmd(vec![0, 255]),
+            },
+            ClientMessage::DoAction {
+                stream: 6,
+                action: "clear".into(),
+                body: vec![],
+            },
+            ClientMessage::Credit {
+                stream: 3,
+                bytes: 7,
+            },
+            ClientMessage::Cancel { stream: 3 },
+            ClientMessage::End { stream: 5 },
+        ];
+        for m in msgs {
+            let json = m.to_json().unwrap();
+            assert_eq!(ClientMessage::from_json(&json).unwrap(), m, "{json}");
+        }
+    }
+
+    #[test]
+    fn wire_shapes_are_stable() {
+        let m = ClientMessage::from_json(
+            r#"{"type":"doGet","stream":3,"ticket":"AAE=","location":"grpc://h:1"}"#,
+        )
+        .unwrap();
+        assert_eq!(
+            m,
+            ClientMessage::DoGet {
+                stream: 3,
+                ticket: vec![0, 1],
+                location: Some("grpc://h:1".into()),
+                credit: None
+            }
+        );
+        assert_eq!(m.stream(), Some(3));
+        let d = ClientMessage::from_json(
+            r#"{"type":"getSchema","stream":1,"descriptor":{"cmd":"AQ=="}}"#,
+        )
+        .unwrap();
+        assert_eq!(
+            d,
+            ClientMessage::GetSchema {
+                stream: 1,
+                descriptor: Descriptor::Cmd(vec![1])
+            }
+        );
+        let s = ServerMessage::Status {
+            stream: 9,
+            code: 16,
+            name: code_name(16).into(),
+            message: "bad token".into(),
+            details: vec![],
+        };
+        assert_eq!(
+            s.to_json().unwrap(),
+            r#"{"type":"status","stream":9,"code":16,"name":"UNAUTHENTICATED","message":"bad token","details":""}"#
+        );
+        let h = ServerMessage::Hello {
+            version: 1,
+            max_segment_bytes: 8,
+            credit_window: 16,
+            max_streams: 2,
+            max_message_bytes: 32,
+        };
+        assert_eq!(
+            h.to_json().unwrap(),
+            r#"{"type":"hello","version":1,"maxSegmentBytes":8,"creditWindow":16,"maxStreams":2,"maxMessageBytes":32}"#
+        );
+        assert_eq!(ServerMessage::from_json(&h.to_json().unwrap()).unwrap(), h);
+    }
+
+    #[test]
+    fn flight_info_round_trip() {
+        let info = FlightInfo {
+            schema: vec![1, 2, 3],
+            descriptor: Some(Descriptor::Path(vec!["x".into()])),
+            endpoints: vec![Endpoint {
+                ticket: b"t".to_vec(),
+                locations: vec!["grpc://127.0.0.1:5000".into()],
+                expiration_time_ms: Some(1_700_000_000_000),
+                app_metadata: vec![],
+            }],
+            total_records: -1,
+            total_bytes: -1,
+            ordered: true,
+            app_metadata: vec![9],
+        };
+        let m = ServerMessage::FlightInfo { stream: 2, info };
+        let json = m.to_json().unwrap();
+        assert!(
+            json.contains(r#""expirationTimeMs":1700000000000"#),
+            "{json}"
+        );
+        assert_eq!(ServerMessage::from_json(&json).unwrap(), m);
+    }
+
+    fn bad(text: &str) -> String {
+        ClientMessage::from_json(text).unwrap_err().to_string()
+    }
+
+    #[test]
+    fn malformed_control() {
+        assert!(bad("").starts_with("control message is not valid: EOF"));
+        assert!(bad("[1]").starts_with("control message is not valid"));
+        assert!(bad(r#"{"type":"doGot","stream":1}"#).contains("unknown variant `doGot`"));
+        assert!(bad(r#"{"type":"doGet","stream":1}"#).contains("missing field `ticket`"));
+        assert!(bad(r#"{"type":"doGet","stream":1,"ticket":"***"}"#).contains("expected base64"));
+        assert!(bad(r#"{"type":"doGet","stream":-1,"ticket":""}"#).contains("invalid value"));
+        assert!(bad(r#"{"type":"credit","stream":1,"bytes":1e99}"#).contains("invalid type"));
+        assert!(bad(r#"{"type":"cancel","stream":1,"extra":0}"#).contains("unknown field `extra`"));
+        assert!(
+            bad(r#"{"type":"getSchema","stream":1,"descriptor":{"path":["a"],"cmd":""}}"#)
+                .starts_with("control message is not valid")
+        );
+    }
+
+    #[test]
+    fn code_names() {
+        assert_eq!(code_name(0), "OK");
+        assert_eq!(code_name(16), "UNAUTHENTICATED");
+        assert_eq!(code_name(17), "UNKNOWN");
+        assert_eq!(code_name(-1), "UNKNOWN");
+    }
+}
