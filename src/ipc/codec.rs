@@ -1,0 +1,215 @@
+//! LZ4_FRAME and ZSTD for IPC body buffers, in pure Rust (`lz4_flex`, `ruzstd`).
+//!
+//! arrow-ipc's own `zstd` feature links C zstd, which does not build for wasm32 without a
+//! C toolchain, so Quiver decompresses bodies itself and hands arrow-ipc plain buffers.
+//! Both directions write into a caller-sized output and refuse to grow it, which is what
+//! stops a decompression bomb.
+
+use std::io::{Read, Write};
+
+use arrow_ipc::CompressionType;
+
+use super::error::{QuiverError, Result};
+
+/// The body codecs of the IPC format.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Compression {
+    Lz4Frame,
+    Zstd,
+}
+
+impl Compression {
+    pub fn name(self) -> &'static str {
+        match self {
+            Compression::Lz4Frame => "LZ4_FRAME",
+            Compression::Zstd => "ZSTD",
+        }
+    }
+
+    pub(crate) fn from_ipc(codec: CompressionType) -> Result<Self> {
+        match codec {
+            CompressionType::LZ4_FRAME => Ok(Compression::Lz4Frame),
+            CompressionType::ZSTD => Ok(Compression::Zstd),
+            other => Err(QuiverError::invalid(format!(
+                "expected body compression LZ4_FRAME or ZSTD, found codec {}",
+                other.0
+            ))),
+        }
+    }
+
+    pub(crate) fn to_ipc(self) -> CompressionType {
+        match self {
+            Compression::Lz4Frame => CompressionType::LZ4_FRAME,
+            Compression::Zstd => CompressionType::ZSTD,
+        }
+    }
+}
+
+/// Codec state kept for the life of a stream, so each buffer does not pay for a new
+/// decoder's tables.
+#[derive(Default)]
+pub struct Codecs {
+    zstd: ruzstd::decoding::FrameDecoder,
+}
+
+impl Codecs {
+    /// Decompresses `input` into exactly `output.len()` bytes. Output that would be shorter
+    /// or longer than declared is an error, and nothing beyond `output` is ever allocated
+    /// for the data (ruzstd's window is bounded by its 100 MB default).
+    pub fn decompress(
+        &mut self,
+        codec: Compression,
+        input: &[u8],
+        output: &mut [u8],
+    ) -> Result<()> {
+        let written = match codec {
+            Compression::Lz4Frame => read_full(lz4_flex::frame::FrameDecoder::new(input), output),
+            Compression::Zstd => self
+                .zstd
+                .decode_all(input, output)
+                .map_err(|e| e.to_string()),
+        }
+        .map_err(|detail| QuiverError::Codec {
+            codec: codec.name(),
+            detail,
+        })?;
+        if written != output.len() {
+            return Err(QuiverError::Codec {
+                codec: codec.name(),
+                detail: format!(
+                    "declared {} uncompressed bytes, decompressed {written}",
+                    output.len()
+                ),
+            });
+        }
+        Ok(())
+    }
+
+    /// Appends the compressed form of `input` to `output`.
+    pub fn compress(
+        &mut self,
+        codec: Compression,
+        input: &[u8],
+        output: &mut Vec<u8>,
+    ) -> Result<()> {
+        match codec {
+            Compression::Lz4Frame => {
+                let mut encoder = lz4_flex::frame::FrameEncoder::new(output);
+                encoder
+                    .write_all(input)
+                    .and_then(|_| encoder.try_finish().map_err(std::io::Error::other))
+                    .map_err(|e| QuiverError::Codec {
+                        codec: codec.name(),
+                        detail: e.to_string(),
+                    })
+            }
+            Compression::Zstd => {
+                ruzstd::encoding::compress(
+                    input,
+                    output,
+                    ruzstd::encoding::CompressionLevel::Fastest,
+                );
+                Ok(())
+            }
+        }
+    }
+}
+
+/// Reads until `output` is full, then checks that the source has nothing more.
+fn read_full(mut source: impl Read, output: &mut [u8]) -> Result<usize, String> {
+    let mut filled = 0;
+    while filled < output.len() {
+        match source.read(&mut output[filled..]) {
+            Ok(0) => return Ok(filled),
+            Ok(n) => filled += n,
+            Err(e) => return Err(e.to_string()),
+        }
+    }
+    let mut probe = [0u8; 1];
+    match source.read(&mut probe) {
+        Ok(0) => Ok(filled),
+        Ok(_) => Err(format!(
+            "expands to more than the declared {} bytes",
+            output.len()
+        )),
+        Err(e) => Err(e.to_string()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn round_trip(codec: Compression) {
+        let data: Vec<u8> = (0..100_000u32)
+            .flat_map(|i| (i % 251).to_le_bytes())
+            .collect();
+        let mut codecs = Codecs::default();
+        let mut packed = Vec::new();
+        codecs.compress(codec, &data, &mut packed).unwrap();
+        assert!(packed.len() < data.len());
+        let mut out = vec![0; data.len()];
+        codecs.decompress(codec, &packed, &mut out).unwrap();
+        assert_eq!(out, data);
+        // The same state decodes a second buffer.
+        codecs.decompress(codec, &packed, &mut out).unwrap();
+        assert_eq!(out, data);
+    }
+
+    #[test]
+    fn lz4_round_trip() {
+        round_trip(Compression::Lz4Frame);
+    }
+
+    #[test]
+    fn zstd_round_trip() {
+        round_trip(Compression::Zstd);
+    }
+
+    fn refuses_bomb(codec: Compression) {
+        let data = vec![7u8; 1 << 20];
+        let mut codecs = Codecs::default();
+        let mut packed = Vec::new();
+        codecs.compress(codec, &data, &mut packed).unwrap();
+        // Declared 1 KiB, but the frame expands to 1 MiB.
+        let mut out = vec![0; 1024];
+        let err = codecs.decompress(codec, &packed, &mut out).unwrap_err();
+        assert!(matches!(err, QuiverError::Codec { .. }), "{err}");
+    }
+
+    #[test]
+    fn lz4_refuses_bomb() {
+        refuses_bomb(Compression::Lz4Frame);
+    }
+
+    #[test]
+    fn zstd_refuses_bomb() {
+        refuses_bomb(Compression::Zstd);
+    }
+
+    #[test]
+    fn short_output_is_an_error() {
+        let mut codecs = Codecs::default();
+        let mut packed = Vec::new();
+        codecs
+            .compress(Compression::Lz4Frame, &[1, 2, 3], &mut packed)
+            .unwrap();
+        let mut out = vec![0; 10];
+        let err = codecs
+            .decompress(Compression::Lz4Frame, &packed, &mut out)
+            .unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "LZ4_FRAME buffer is corrupt: declared 10 uncompressed bytes, decompressed 3"
+        );
+    }
+
+    #[test]
+    fn garbage_is_an_error() {
+        let mut codecs = Codecs::default();
+        let mut out = vec![0; 10];
+        for codec in [Compression::Lz4Frame, Compression::Zstd] {
+            assert!(codecs.decompress(codec, b"not a frame", &mut out).is_err());
+        }
+    }
+}

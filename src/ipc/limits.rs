@@ -1,0 +1,25 @@
+//! Limits on untrusted input. Each is checked before the allocation it guards.
+
+/// Bounds applied while decoding a stream.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ReadLimits {
+    /// Largest accepted message: flatbuffer metadata plus body, as declared on the wire.
+    /// Default 256 MiB.
+    pub max_message_bytes: u64,
+    /// Largest accepted decompressed body of one message. Default 1 GiB.
+    pub max_decompressed_bytes: u64,
+}
+
+impl ReadLimits {
+    pub const DEFAULT_MAX_MESSAGE_BYTES: u64 = 256 << 20;
+    pub const DEFAULT_MAX_DECOMPRESSED_BYTES: u64 = 1 << 30;
+}
+
+impl Default for ReadLimits {
+    fn default() -> Self {
+        ReadLimits {
+            max_message_bytes: Self::DEFAULT_MAX_MESSAGE_BYTES,
+            max_decompressed_bytes: Self::DEFAULT_MAX_DECOMPRESSED_BYTES,
+        }
+    }
+}

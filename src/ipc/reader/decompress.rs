@@ -1,0 +1,185 @@
+//! Turns a compressed record batch into a plain one that arrow-ipc can read: every buffer
+//! is decompressed into one new body allocated once at its exact size, and the metadata is
+//! rewritten to point at the new offsets with no compression.
+//!
+//! Each compressed buffer starts with its uncompressed length as an int64; -1 means the
+//! bytes that follow are stored as they are.
+
+use arrow_buffer::{Buffer, MutableBuffer};
+use arrow_ipc::{BodyCompressionMethod, FieldNode};
+use flatbuffers::FlatBufferBuilder;
+
+use crate::ipc::codec::{Codecs, Compression};
+use crate::ipc::error::{QuiverError, Result};
+use crate::ipc::limits::ReadLimits;
+
+/// Where one buffer's bytes come from and where they go.
+struct Slot<'a> {
+    source: &'a [u8],
+    /// `None` when the buffer was stored uncompressed.
+    codec: Option<Compression>,
+    offset: usize,
+    len: usize,
+}
+
+/// A decompressed batch: the flatbuffer bytes of an uncompressed `RecordBatch` table (or
+/// of a `DictionaryBatch` wrapping one), and the body its buffers point into.
+pub(crate) struct Plain {
+    pub metadata: Vec<u8>,
+    pub body: Buffer,
+    /// Bytes stored uncompressed (length -1) that had to be copied into the new body.
+    pub bytes_copied: u64,
+}
+
+pub(crate) fn decompress(
+    batch: arrow_ipc::RecordBatch<'_>,
+    body: &Buffer,
+    codecs: &mut Codecs,
+    limits: &ReadLimits,
+    dictionary: Option<DictionaryHeader>,
+) -> Result<Plain> {
+    let compression = batch
+        .compression()
+        .ok_or_else(|| QuiverError::invalid("expected a compressed record batch"))?;
+    if compression.method() != BodyCompressionMethod::BUFFER {
+        return Err(QuiverError::invalid(format!(
+            "expected body compression method BUFFER, found {}",
+            compression.method().0
+        )));
+    }
+    let codec = Compression::from_ipc(compression.codec())?;
+    let slots = plan(batch, body, codec, limits)?;
+    let total = slots.last().map_or(0, |s| s.offset + padded(s.len));
+
+    let mut out = MutableBuffer::try_from_len_zeroed(total).map_err(|e| {
+        QuiverError::invalid(format!(
+            "cannot allocate a {total}-byte decompressed body: {e}"
+        ))
+    })?;
+    let mut bytes_copied = 0;
+    for slot in &slots {
+        let target = &mut out.as_slice_mut()[slot.offset..slot.offset + slot.len];
+        match slot.codec {
+            Some(codec) => codecs.decompress(codec, slot.source, target)?,
+            None => {
+                target.copy_from_slice(slot.source);
+                bytes_copied += slot.len as u64;
+            }
+        }
+    }
+    Ok(Plain {
+        metadata: plain_metadata(batch, &slots, dictionary),
+        body: out.into(),
+        bytes_copied,
+    })
+}
+
+/// Reads each buffer's declared length and lays the buffers out in the new body, checking
+/// the total against `maxDecompressedBytes` before anything is allocated.
+fn plan<'a>(
+    batch: arrow_ipc::RecordBatch<'_>,
+    body: &'a Buffer,
+    codec: Compression,
+    limits: &ReadLimits,
+) -> Result<Vec<Slot<'a>>> {
+    let buffers = batch.buffers().map(|b| b.iter()).into_iter().flatten();
+    let mut slots = Vec::new();
+    let mut offset: u64 = 0;
+    for (index, buffer) in buffers.enumerate() {
+        let bytes = super::buffer_bytes(body, index, &buffer)?;
+        let slot = if bytes.is_empty() {
+            Slot {
+                source: bytes,
+                codec: None,
+                offset: offset as usize,
+                len: 0,
+            }
+        } else {
+            let (prefix, rest) = bytes.split_at_checked(8).ok_or_else(|| {
+                QuiverError::invalid(format!(
+                    "compressed buffer {index} needs an 8-byte length prefix, found {} bytes",
+                    bytes.len()
+                ))
+            })?;
+            let declared = i64::from_le_bytes(prefix.try_into().unwrap_or([0; 8]));
+            let (codec, len) = match declared {
+                -1 => (None, rest.len() as u64),
+                n if n >= 0 => (Some(codec), n as u64),
+                n => {
+                    return Err(QuiverError::invalid(format!(
+                        "compressed buffer {index} declares {n} uncompressed bytes"
+                    )))
+                }
+            };
+            let end = offset.saturating_add(len.saturating_add(7) & !7);
+            if end > limits.max_decompressed_bytes {
+                return Err(QuiverError::LimitExceeded {
+                    what: "decompressed message body",
+                    limit: "maxDecompressedBytes",
+                    found: end,
+                    max: limits.max_decompressed_bytes,
+                });
+            }
+            Slot {
+                source: rest,
+                codec,
+                offset: offset as usize,
+                len: len as usize,
+            }
+        };
+        offset += padded(slot.len) as u64;
+        slots.push(slot);
+    }
+    Ok(slots)
+}
+
+fn padded(len: usize) -> usize {
+    (len + 7) & !7
+}
+
+/// The fields of a dictionary batch that wraps the record batch being decompressed.
+#[derive(Clone, Copy)]
+pub(crate) struct DictionaryHeader {
+    pub id: i64,
+    pub is_delta: bool,
+}
+
+/// The same record batch table with the new buffer locations and no compression field,
+/// wrapped in a dictionary batch table when `dictionary` is given.
+fn plain_metadata(
+    batch: arrow_ipc::RecordBatch<'_>,
+    slots: &[Slot<'_>],
+    dictionary: Option<DictionaryHeader>,
+) -> Vec<u8> {
+    let mut fbb = FlatBufferBuilder::new();
+    let nodes: Vec<FieldNode> = batch
+        .nodes()
+        .map(|n| n.iter().copied().collect())
+        .unwrap_or_default();
+    let buffers: Vec<arrow_ipc::Buffer> = slots
+        .iter()
+        .map(|s| arrow_ipc::Buffer::new(s.offset as i64, s.len as i64))
+        .collect();
+    let variadic: Option<Vec<i64>> = batch.variadicBufferCounts().map(|v| v.iter().collect());
+    let args = arrow_ipc::RecordBatchArgs {
+        length: batch.length(),
+        nodes: Some(fbb.create_vector(&nodes)),
+        buffers: Some(fbb.create_vector(&buffers)),
+        compression: None,
+        variadicBufferCounts: variadic.map(|v| fbb.create_vector(&v)),
+    };
+    let record_batch = arrow_ipc::RecordBatch::create(&mut fbb, &args);
+    match dictionary {
+        None => fbb.finish(record_batch, None),
+        Some(header) => {
+            let args = arrow_ipc::DictionaryBatchArgs {
+                id: header.id,
+                data: Some(record_batch),
+                isDelta: header.is_delta,
+            };
+            let root = arrow_ipc::DictionaryBatch::create(&mut fbb, &args);
+            fbb.finish(root, None);
+        }
+    }
+    fbb.finished_data().to_vec()
+}

@@ -1,0 +1,323 @@
+//! The incremental IPC stream decoder.
+//!
+//! Segments of any size go in through [`StreamDecoder::push`] (or, from JavaScript,
+//! [`StreamDecoder::push_segment`], which copies straight from a JS array); decoded
+//! [`RecordBatch`]es come out of [`StreamDecoder::next_batch`]. Message framing is Quiver's
+//! own (see [`framing`]); message contents are decoded by arrow-ipc.
+
+mod decompress;
+mod framing;
+
+use std::collections::{HashMap, VecDeque};
+use std::mem::MaybeUninit;
+use std::sync::Arc;
+
+use arrow_array::{ArrayRef, RecordBatch};
+use arrow_buffer::Buffer;
+use arrow_data::ArrayData;
+use arrow_ipc::reader::{read_dictionary, RecordBatchDecoder};
+use arrow_ipc::{MessageHeader, MetadataVersion};
+use arrow_schema::SchemaRef;
+
+use crate::ipc::codec::Codecs;
+use crate::ipc::error::{QuiverError, Result};
+use crate::ipc::limits::ReadLimits;
+use crate::ipc::stats::ReadStats;
+use decompress::{decompress, DictionaryHeader};
+use framing::{Framer, RawMessage};
+
+/// Decodes one Arrow IPC stream, pushed in segments.
+///
+/// After an error the decoder is poisoned: every later call returns the same error.
+pub struct StreamDecoder {
+    framer: Framer,
+    limits: ReadLimits,
+    codecs: Codecs,
+    schema: Option<SchemaRef>,
+    dictionaries: HashMap<i64, ArrayRef>,
+    ready: VecDeque<RecordBatch>,
+    stats: ReadStats,
+    failure: Option<String>,
+}
+
+impl StreamDecoder {
+    pub fn new(limits: ReadLimits) -> Self {
+        StreamDecoder {
+            framer: Framer::new(limits),
+            limits,
+            codecs: Codecs::default(),
+            schema: None,
+            dictionaries: HashMap::new(),
+            ready: VecDeque::new(),
+            stats: ReadStats::default(),
+            failure: None,
+        }
+    }
+
+    /// Feeds bytes that are already in this address space (native callers, tests).
+    pub fn push(&mut self, bytes: &[u8]) -> Result<()> {
+        // SAFETY: the closure initializes every byte of each destination it is given.
+        unsafe {
+            self.push_segment(bytes.len(), |start, dst| {
+                let src = &bytes[start..start + dst.len()];
+                for (d, s) in dst.iter_mut().zip(src) {
+                    d.write(*s);
+                }
+            })
+        }
+    }
+
+    /// Feeds a segment of `len` bytes that lives elsewhere (a JS `Uint8Array`). The decoder
+    /// calls `copy(start, destination)` once per part of a message that the segment
+    /// covers; `copy` fills `destination` with the segment's bytes from `start` on. This is
+    /// the one copy each byte gets.
+    ///
+    /// # Safety
+    /// `copy` must initialize every byte of each destination it is given.
+    pub unsafe fn push_segment(
+        &mut self,
+        len: usize,
+        mut copy: impl FnMut(usize, &mut [MaybeUninit<u8>]),
+    ) -> Result<()> {
+        self.check_healthy()?;
+        self.stats.bytes_pushed += len as u64;
+        let mut start = 0;
+        while start < len {
+            let destination = self.framer.destination();
+            if destination.is_empty() {
+                return self.fail(QuiverError::invalid(format!(
+                    "expected no bytes after the end-of-stream marker, found {}",
+                    len - start
+                )));
+            }
+            let n = destination.len().min(len - start);
+            copy(start, &mut destination[..n]);
+            start += n;
+            self.stats.bytes_copied += n as u64;
+            // SAFETY: `copy` initialized the `n` bytes, and n <= destination.len().
+            let outcome = unsafe { self.framer.advance(n) }.and_then(|message| match message {
+                Some(message) => Self::decode(
+                    message,
+                    &self.limits,
+                    &mut self.codecs,
+                    &mut self.schema,
+                    &mut self.dictionaries,
+                    &mut self.ready,
+                    &mut self.stats,
+                ),
+                None => Ok(()),
+            });
+            if let Err(error) = outcome {
+                return self.fail(error);
+            }
+        }
+        Ok(())
+    }
+
+    /// The next decoded batch, in stream order.
+    pub fn next_batch(&mut self) -> Option<RecordBatch> {
+        self.ready.pop_front()
+    }
+
+    /// The stream's schema, once its first message has arrived.
+    pub fn schema(&self) -> Option<&SchemaRef> {
+        self.schema.as_ref()
+    }
+
+    pub fn stats(&self) -> &ReadStats {
+        &self.stats
+    }
+
+    /// Whether the end-of-stream marker has been read.
+    pub fn is_ended(&self) -> bool {
+        self.framer.is_ended()
+    }
+
+    /// Checks that the stream ended cleanly: not inside a message, and after a schema.
+    pub fn finish(&self) -> Result<()> {
+        self.check_healthy()?;
+        if let Some((what, needed, got)) = self.framer.incomplete() {
+            return Err(QuiverError::Truncated { what, needed, got });
+        }
+        if self.schema.is_none() {
+            return Err(QuiverError::invalid(
+                "stream ended before its schema message",
+            ));
+        }
+        Ok(())
+    }
+
+    fn check_healthy(&self) -> Result<()> {
+        match &self.failure {
+            Some(message) => Err(QuiverError::Usage(format!(
+                "the reader failed earlier and cannot continue: {message}"
+            ))),
+            None => Ok(()),
+        }
+    }
+
+    fn fail(&mut self, error: QuiverError) -> Result<()> {
+        self.failure = Some(error.to_string());
+        Err(error)
+    }
+
+    fn decode(
+        message: RawMessage<'_>,
+        limits: &ReadLimits,
+        codecs: &mut Codecs,
+        schema: &mut Option<SchemaRef>,
+        dictionaries: &mut HashMap<i64, ArrayRef>,
+        ready: &mut VecDeque<RecordBatch>,
+        stats: &mut ReadStats,
+    ) -> Result<()> {
+        // SAFETY: the framer verified these exact bytes when the metadata arrived.
+        let fb = unsafe { arrow_ipc::root_as_message_unchecked(message.metadata) };
+        let version = fb.version();
+        stats.messages += 1;
+        match fb.header_type() {
+            MessageHeader::Schema => {
+                if schema.is_some() {
+                    return Err(QuiverError::invalid(
+                        "expected one schema message, found a second",
+                    ));
+                }
+                let header = fb
+                    .header_as_schema()
+                    .ok_or_else(|| QuiverError::invalid("schema message has no schema"))?;
+                if header.endianness() != arrow_ipc::Endianness::Little {
+                    return Err(QuiverError::Unsupported(
+                        "big-endian stream: Quiver reads little-endian IPC only".into(),
+                    ));
+                }
+                *schema = Some(Arc::new(arrow_ipc::convert::try_fb_to_schema(header)?));
+            }
+            MessageHeader::DictionaryBatch => {
+                let schema = require_schema(schema, "dictionary batch")?;
+                let dict = fb.header_as_dictionary_batch().ok_or_else(|| {
+                    QuiverError::invalid("dictionary batch message has no header")
+                })?;
+                let data = dict
+                    .data()
+                    .ok_or_else(|| QuiverError::invalid("dictionary batch has no data"))?;
+                check_buffers(data, &message.body)?;
+                if data.compression().is_some() {
+                    let header = DictionaryHeader {
+                        id: dict.id(),
+                        is_delta: dict.isDelta(),
+                    };
+                    let plain = decompress(data, &message.body, codecs, limits, Some(header))?;
+                    stats.bytes_copied += plain.bytes_copied;
+                    let dict = flatbuffers::root::<arrow_ipc::DictionaryBatch>(&plain.metadata)
+                        .map_err(|e| QuiverError::invalid(e.to_string()))?;
+                    read_dictionary(&plain.body, dict, schema, dictionaries, &version)?;
+                } else {
+                    read_dictionary(&message.body, dict, schema, dictionaries, &version)?;
+                }
+            }
+            MessageHeader::RecordBatch => {
+                let schema = require_schema(schema, "record batch")?;
+                let batch = fb
+                    .header_as_record_batch()
+                    .ok_or_else(|| QuiverError::invalid("record batch message has no header"))?;
+                check_buffers(batch, &message.body)?;
+                let decoded = if batch.compression().is_some() {
+                    let plain = decompress(batch, &message.body, codecs, limits, None)?;
+                    let batch = flatbuffers::root::<arrow_ipc::RecordBatch>(&plain.metadata)
+                        .map_err(|e| QuiverError::invalid(e.to_string()))?;
+                    let decoded = read_batch(&plain.body, batch, schema, dictionaries, version)?;
+                    stats.bytes_copied +=
+                        plain.bytes_copied + copied_outside(&decoded, &plain.body);
+                    decoded
+                } else {
+                    let decoded = read_batch(&message.body, batch, schema, dictionaries, version)?;
+                    stats.bytes_copied += copied_outside(&decoded, &message.body);
+                    decoded
+                };
+                stats.batches += 1;
+                ready.push_back(decoded);
+            }
+            other => {
+                return Err(QuiverError::invalid(format!(
+                    "expected a schema, dictionary batch or record batch message, found {}",
+                    other.variant_name().unwrap_or("an unknown message type")
+                )))
+            }
+        }
+        Ok(())
+    }
+}
+
+fn require_schema<'a>(schema: &'a Option<SchemaRef>, what: &str) -> Result<&'a SchemaRef> {
+    schema.as_ref().ok_or_else(|| {
+        QuiverError::invalid(format!("expected the schema message first, found a {what}"))
+    })
+}
+
+fn read_batch(
+    body: &Buffer,
+    batch: arrow_ipc::RecordBatch<'_>,
+    schema: &SchemaRef,
+    dictionaries: &HashMap<i64, ArrayRef>,
+    version: MetadataVersion,
+) -> Result<RecordBatch> {
+    // IPC aligns buffers to 8 only, and 16-byte types (decimal128, interval) may need a
+    // realigning copy; `copied_outside` makes those copies visible in the stats.
+    Ok(
+        RecordBatchDecoder::try_new(body, batch, schema.clone(), dictionaries, &version)?
+            .with_require_alignment(false)
+            .read_record_batch()?,
+    )
+}
+
+/// Bytes of the batch's buffers that do not live in `body`: copies arrow-ipc made.
+fn copied_outside(batch: &RecordBatch, body: &Buffer) -> u64 {
+    fn walk(data: &ArrayData, body: std::ops::Range<usize>, total: &mut u64) {
+        let nulls = data.nulls().map(|n| n.buffer());
+        for buffer in data.buffers().iter().chain(nulls) {
+            let start = buffer.as_ptr() as usize;
+            if !buffer.is_empty() && !(body.contains(&start) && start + buffer.len() <= body.end) {
+                *total += buffer.len() as u64;
+            }
+        }
+        for child in data.child_data() {
+            walk(child, body.clone(), total);
+        }
+    }
+    let start = body.as_ptr() as usize;
+    let mut total = 0;
+    for column in batch.columns() {
+        walk(&column.to_data(), start..start + body.len(), &mut total);
+    }
+    total
+}
+
+/// arrow-ipc slices buffers without a bounds check (a panic, which aborts a wasm
+/// instance), so every buffer is checked against the body first.
+fn check_buffers(batch: arrow_ipc::RecordBatch<'_>, body: &Buffer) -> Result<()> {
+    for (index, buffer) in batch.buffers().into_iter().flatten().enumerate() {
+        buffer_bytes(body, index, &buffer)?;
+    }
+    Ok(())
+}
+
+/// The bytes of one buffer of a message body, or an error if it lies outside the body.
+fn buffer_bytes<'a>(
+    body: &'a Buffer,
+    index: usize,
+    buffer: &arrow_ipc::Buffer,
+) -> Result<&'a [u8]> {
+    let (offset, length) = (buffer.offset(), buffer.length());
+    let range = usize::try_from(offset)
+        .ok()
+        .zip(usize::try_from(length).ok())
+        .and_then(|(start, len)| Some(start..start.checked_add(len)?));
+    range
+        .and_then(|range| body.as_slice().get(range))
+        .ok_or_else(|| {
+            QuiverError::invalid(format!(
+                "buffer {index} spans bytes {offset}..{}, but the message body has {} bytes",
+                offset.saturating_add(length),
+                body.len()
+            ))
+        })
+}
