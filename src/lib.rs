@@ -3,6 +3,7 @@
 //! - [`ipc`] is the pure-Rust core: an incremental [IPC stream] decoder that copies each
 //!   received byte once, a right-sized encoder, the LZ4/ZSTD codecs and the limits.
 //! - [`flight`] is the Flight-over-WebSocket wire protocol (see `docs/protocol.md`).
+//! - [`memory`] counts allocations, so a hidden allocation shows up as a number.
 //! - `wasm` (only on `wasm32`) holds every `#[wasm_bindgen]` export.
 //!
 //! [Apache Arrow]: https://arrow.apache.org/
@@ -10,5 +11,6 @@
 
 pub mod flight;
 pub mod ipc;
+pub mod memory;
 #[cfg(target_arch = "wasm32")]
 pub mod wasm;

@@ -1,0 +1,19 @@
+//! The JavaScript API. Every `#[wasm_bindgen]` item lives here, and each export is a few
+//! lines: check the input, call the core in [`crate::ipc`], convert errors with `?`.
+
+mod batch;
+mod error;
+mod memory;
+mod options;
+mod reader;
+mod schema;
+
+pub use batch::{RecordBatch, Table};
+pub use error::WasmResult;
+pub use reader::StreamReader;
+
+#[cfg(feature = "debug")]
+#[wasm_bindgen::prelude::wasm_bindgen(start)]
+fn start() {
+    console_error_panic_hook::set_once();
+}

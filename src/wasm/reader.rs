@@ -1,0 +1,165 @@
+//! `StreamReader` and `tableFromIPC`: decode IPC streams pushed from JavaScript.
+
+use js_sys::{Array, Uint8Array};
+use serde::Serialize;
+use wasm_bindgen::prelude::*;
+
+use super::batch::{table, RecordBatch, Table};
+use super::error::{usage, WasmResult};
+use super::options::{read_limits, ReaderOptionsJs};
+use super::schema::schema_to_js;
+use crate::ipc::StreamDecoder;
+
+/// Decodes an Arrow IPC stream pushed in segments of any size.
+///
+/// Each pushed byte is copied once, from the JS array straight into its final place in
+/// wasm memory; segments are never joined first. The reader keeps no reference to a
+/// pushed array, so the caller may reuse it as soon as `push` returns.
+///
+/// ```js
+/// using reader = new StreamReader();
+/// for await (const chunk of response.body) {
+///   reader.push(chunk);
+///   for (const batch of reader) console.log(batch.numRows);
+/// }
+/// reader.finish(); // throws if the stream ended inside a message
+/// ```
+#[wasm_bindgen]
+pub struct StreamReader {
+    decoder: StreamDecoder,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct ReaderStatsJs {
+    bytes_pushed: f64,
+    bytes_copied: f64,
+    messages: f64,
+    batches: f64,
+}
+
+#[wasm_bindgen(typescript_custom_section)]
+const READER_STATS_TS: &str = r#"
+/** What a reader has done so far. For an uncompressed stream, `bytesCopied === bytesPushed`. */
+export interface ReaderStats {
+  /** Bytes handed to `push`. */
+  bytesPushed: number;
+  /** Bytes the reader copied: each pushed byte once, plus realigned or stored-uncompressed buffers. */
+  bytesCopied: number;
+  /** Complete messages read. */
+  messages: number;
+  /** Record batches decoded. */
+  batches: number;
+}
+"#;
+
+impl StreamReader {
+    /// Copies `segment` into the decoder, one `copy_to` per message part it covers.
+    fn push_array(&mut self, segment: &Uint8Array) -> WasmResult<()> {
+        let len = segment.length() as usize;
+        // SAFETY: `raw_copy_to_ptr` writes exactly `dst.len()` bytes, the length of the
+        // subarray it copies from.
+        unsafe {
+            self.decoder.push_segment(len, |start, dst| {
+                let part = if start == 0 && dst.len() == len {
+                    segment.clone()
+                } else {
+                    segment.subarray(start as u32, (start + dst.len()) as u32)
+                };
+                part.raw_copy_to_ptr(dst.as_mut_ptr().cast());
+            })
+        }?;
+        Ok(())
+    }
+}
+
+#[wasm_bindgen]
+impl StreamReader {
+    /// A reader with the given limits (see `ReaderOptions` for the defaults).
+    #[wasm_bindgen(constructor)]
+    pub fn new(options: Option<ReaderOptionsJs>) -> WasmResult<StreamReader> {
+        Ok(StreamReader {
+            decoder: StreamDecoder::new(read_limits(options)?),
+        })
+    }
+
+    /// Feeds the next bytes of the stream. Throws on malformed input; after that the
+    /// reader is unusable, but other readers and the module are unaffected.
+    pub fn push(&mut self, segment: &Uint8Array) -> WasmResult<()> {
+        self.push_array(segment)
+    }
+
+    /// The next decoded batch, or `undefined` when none is ready yet. The batch owns its
+    /// buffers; free it with `free()` or `using`.
+    #[wasm_bindgen(js_name = nextBatch)]
+    pub fn next_batch(&mut self) -> Option<RecordBatch> {
+        self.decoder.next_batch().map(RecordBatch::new)
+    }
+
+    /// Throws if the stream ended inside a message or before its schema.
+    pub fn finish(&self) -> WasmResult<()> {
+        Ok(self.decoder.finish()?)
+    }
+
+    /// The schema, once the first message has arrived; otherwise `undefined`.
+    #[wasm_bindgen(getter, unchecked_return_type = "Schema | undefined")]
+    pub fn schema(&self) -> JsValue {
+        self.decoder
+            .schema()
+            .map_or(JsValue::UNDEFINED, |s| schema_to_js(s))
+    }
+
+    /// Whether the end-of-stream marker has been read.
+    #[wasm_bindgen(getter)]
+    pub fn ended(&self) -> bool {
+        self.decoder.is_ended()
+    }
+
+    /// Counters of bytes pushed and copied, messages and batches (a new object each time).
+    #[wasm_bindgen(getter, unchecked_return_type = "ReaderStats")]
+    pub fn stats(&self) -> JsValue {
+        let stats = self.decoder.stats();
+        let value = ReaderStatsJs {
+            bytes_pushed: stats.bytes_pushed as f64,
+            bytes_copied: stats.bytes_copied as f64,
+            messages: stats.messages as f64,
+            batches: stats.batches as f64,
+        };
+        serde_wasm_bindgen::to_value(&value).unwrap_or(JsValue::UNDEFINED)
+    }
+}
+
+/// Decodes a whole IPC stream, given as one array or as the segments it arrived in.
+///
+/// ```js
+/// using table = tableFromIPC(new Uint8Array(await (await fetch(url)).arrayBuffer()));
+/// ```
+#[wasm_bindgen(js_name = tableFromIPC)]
+pub fn table_from_ipc(
+    #[wasm_bindgen(unchecked_param_type = "Uint8Array | Uint8Array[]")] input: JsValue,
+    options: Option<ReaderOptionsJs>,
+) -> WasmResult<Table> {
+    let mut reader = StreamReader::new(options)?;
+    let mut batches = Vec::new();
+    let mut push = |segment: JsValue| -> WasmResult<()> {
+        let segment = segment
+            .dyn_into::<Uint8Array>()
+            .map_err(|_| usage("tableFromIPC expects a Uint8Array or an array of Uint8Array"))?;
+        reader.push_array(&segment)?;
+        batches.extend(std::iter::from_fn(|| reader.decoder.next_batch()));
+        Ok(())
+    };
+    if Array::is_array(&input) {
+        for segment in Array::from(&input).iter() {
+            push(segment)?;
+        }
+    } else {
+        push(input)?;
+    }
+    reader.decoder.finish()?;
+    let schema = reader
+        .decoder
+        .schema()
+        .ok_or_else(|| usage("stream has no schema"))?;
+    Ok(table(schema, batches))
+}
