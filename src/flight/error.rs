@@ -46,6 +46,14 @@ pub enum ProtocolError {
     CreditOverflow { grant: u64, limit: u64 },
     #[error("frame of {found} bytes exceeds the remaining credit of {credit} bytes")]
     CreditExceeded { credit: u64, found: u64 },
+    #[error("a new stream id must be greater than {last}, found {found}")]
+    StreamNotIncreasing { found: u32, last: u32 },
+    #[error("stream {0} was never opened")]
+    UnknownStream(u32),
+    #[error("binary frames may only be sent on an open DoPut stream; stream {0} is not one")]
+    NotUpload(u32),
+    #[error("credit may only be granted to a DoGet stream; stream {0} is not one")]
+    NotDownload(u32),
     #[error("control message is not valid: {0}")]
     BadControl(String),
 }

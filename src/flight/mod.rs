@@ -7,6 +7,7 @@
 //!   front of a `FlightData` header, and the splitter that cuts an uploaded IPC stream
 //!   back into messages.
 //! - [`credit`]: per-stream byte credit, the protocol's only backpressure.
+//! - [`streams`]: the stream-id rules of a connection.
 //!
 //! Nothing here panics on hostile bytes: every malformed input is a [`ProtocolError`].
 
@@ -15,6 +16,7 @@ pub mod credit;
 mod error;
 pub mod frame;
 pub mod message;
+pub mod streams;
 
 pub use error::{ProtocolError, Result};
 

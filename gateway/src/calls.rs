@@ -1,0 +1,162 @@
+//! The Flight calls whose results travel as JSON: Handshake, ListFlights, GetFlightInfo,
+//! PollFlightInfo, GetSchema, DoAction and ListActions.
+
+use arrow_flight::{Action, Criteria, Empty, HandshakeRequest};
+use axum::extract::ws::Message;
+use quiver::flight::control::{ClientMessage, ServerMessage};
+use quiver::flight::message::CONTINUATION;
+use tokio::sync::mpsc;
+use tonic::Status;
+
+use crate::convert::{descriptor_to_proto, info_from_proto, poll_from_proto};
+use crate::doput::send_json;
+use crate::upstream::{request, Client};
+
+/// Runs one request and sends its results; the caller sends the terminal status.
+pub(crate) async fn run(
+    msg: ClientMessage,
+    mut client: Client,
+    token: Option<String>,
+    out: mpsc::Sender<Message>,
+) -> Result<(), Status> {
+    let token = token.as_deref();
+    let send = |m: ServerMessage| {
+        let out = out.clone();
+        async move { send_json(&out, &m).await }
+    };
+    match msg {
+        ClientMessage::Handshake { stream, payload } => {
+            let hs = HandshakeRequest {
+                protocol_version: 0,
+                payload: payload.into(),
+            };
+            let req = request(tokio_stream::iter([hs]), token)?;
+            let mut responses = client.handshake(req).await?.into_inner();
+            while let Some(r) = responses.message().await? {
+                send(ServerMessage::Handshake {
+                    stream,
+                    payload: r.payload.to_vec(),
+                })
+                .await?;
+            }
+        }
+        ClientMessage::ListFlights { stream, criteria } => {
+            let req = request(
+                Criteria {
+                    expression: criteria.into(),
+                },
+                token,
+            )?;
+            let mut infos = client.list_flights(req).await?.into_inner();
+            while let Some(info) = infos.message().await? {
+                let info = with_encapsulated_schema(info_from_proto(info));
+                send(ServerMessage::FlightInfo { stream, info }).await?;
+            }
+        }
+        ClientMessage::GetFlightInfo { stream, descriptor } => {
+            let req = request(descriptor_to_proto(descriptor), token)?;
+            let info = with_encapsulated_schema(info_from_proto(
+                client.get_flight_info(req).await?.into_inner(),
+            ));
+            send(ServerMessage::FlightInfo { stream, info }).await?;
+        }
+        ClientMessage::PollFlightInfo { stream, descriptor } => {
+            let req = request(descriptor_to_proto(descriptor), token)?;
+            let mut poll =
+                poll_from_proto(stream, client.poll_flight_info(req).await?.into_inner());
+            if let ServerMessage::PollInfo {
+                info: Some(info), ..
+            } = &mut poll
+            {
+                info.schema = encapsulated(std::mem::take(&mut info.schema));
+            }
+            send(poll).await?;
+        }
+        ClientMessage::GetSchema { stream, descriptor } => {
+            let req = request(descriptor_to_proto(descriptor), token)?;
+            let schema = client.get_schema(req).await?.into_inner().schema.to_vec();
+            send(ServerMessage::Schema {
+                stream,
+                schema: encapsulated(schema),
+            })
+            .await?;
+        }
+        ClientMessage::DoAction {
+            stream,
+            action,
+            body,
+        } => {
+            let req = request(
+                Action {
+                    r#type: action,
+                    body: body.into(),
+                },
+                token,
+            )?;
+            let mut results = client.do_action(req).await?.into_inner();
+            while let Some(r) = results.message().await? {
+                send(ServerMessage::Result {
+                    stream,
+                    body: r.body.to_vec(),
+                })
+                .await?;
+            }
+        }
+        ClientMessage::ListActions { stream } => {
+            let mut types = client
+                .list_actions(request(Empty {}, token)?)
+                .await?
+                .into_inner();
+            while let Some(t) = types.message().await? {
+                send(ServerMessage::ActionType {
+                    stream,
+                    name: t.r#type,
+                    description: t.description,
+                })
+                .await?;
+            }
+        }
+        other => {
+            return Err(Status::internal(format!("not a JSON call: {other:?}")));
+        }
+    }
+    Ok(())
+}
+
+fn with_encapsulated_schema(
+    mut info: quiver::flight::control::FlightInfo,
+) -> quiver::flight::control::FlightInfo {
+    info.schema = encapsulated(std::mem::take(&mut info.schema));
+    info
+}
+
+/// Flight allows schema bytes without the continuation marker (the pre-1.0 IPC
+/// format); the client's decoder wants it, so add it.
+fn encapsulated(schema: Vec<u8>) -> Vec<u8> {
+    let marker = CONTINUATION.to_le_bytes();
+    if schema.is_empty() || schema.starts_with(&marker) {
+        return schema;
+    }
+    let mut out = Vec::with_capacity(schema.len() + 4);
+    out.extend_from_slice(&marker);
+    out.extend_from_slice(&schema);
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn schema_bytes_get_the_marker() {
+        assert_eq!(encapsulated(vec![]), Vec::<u8>::new());
+        assert_eq!(
+            encapsulated(vec![8, 0, 0, 0, 1]),
+            [255, 255, 255, 255, 8, 0, 0, 0, 1]
+        );
+        assert_eq!(
+            encapsulated(vec![255, 255, 255, 255, 0, 0, 0, 0]),
+            [255, 255, 255, 255, 0, 0, 0, 0]
+        );
+    }
+}

@@ -1,0 +1,117 @@
+//! Command-line options and the configuration the gateway runs with.
+
+use std::io;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use clap::Parser;
+
+/// Bridges browser WebSockets (protocol `quiver-flight.v1`) to Arrow Flight gRPC servers.
+#[derive(Debug, Parser)]
+#[command(name = "quiver-gateway", version)]
+pub struct Args {
+    /// Address to listen on; WebSocket clients connect to ws://ADDR/flight.
+    #[arg(long, default_value = "127.0.0.1:8080")]
+    pub listen: String,
+    /// The Flight server requests go to (grpc://host:port). Required unless --demo.
+    #[arg(long, required_unless_present = "demo")]
+    pub upstream: Option<String>,
+    /// Allowed browser Origins (repeatable; "*" allows any). Same-origin pages and
+    /// clients that send no Origin are always allowed.
+    #[arg(long)]
+    pub allow_origin: Vec<String>,
+    /// Other Flight locations the gateway may dial for FlightInfo endpoints (repeatable).
+    #[arg(long)]
+    pub allow_location: Vec<String>,
+    /// Cap on a binary frame's payload in bytes.
+    #[arg(long, default_value_t = quiver::flight::DEFAULT_MAX_SEGMENT_BYTES)]
+    pub max_segment_bytes: usize,
+    /// Default DoGet credit window in bytes, and the DoPut window granted to clients.
+    #[arg(long, default_value_t = 8 << 20)]
+    pub credit_window: u64,
+    /// Largest gRPC message accepted from or sent to upstreams (tonic's default is 4 MiB).
+    #[arg(long, default_value_t = 256 << 20)]
+    pub max_message_bytes: usize,
+    /// Serve DIR/www and DIR/pkg at /www/ and /pkg/ (DIR is usually the repo root).
+    #[arg(long = "static", value_name = "DIR")]
+    pub static_dir: Option<PathBuf>,
+    /// Run an in-process Flight service with generated data and use it as the upstream.
+    #[arg(long)]
+    pub demo: bool,
+    /// Bearer token clients must present (`auth` message); it is also sent upstream.
+    #[arg(long)]
+    pub token: Option<String>,
+    /// Close connections with no open stream and no request for this many seconds.
+    #[arg(long, default_value_t = 300)]
+    pub idle_timeout_secs: u64,
+    /// Seconds between keepalive pings.
+    #[arg(long, default_value_t = 15)]
+    pub ping_interval_secs: u64,
+    /// Concurrent streams allowed on one connection.
+    #[arg(long, default_value_t = 64)]
+    pub max_streams: u32,
+}
+
+/// The configuration the gateway runs with.
+#[derive(Debug, Clone)]
+pub struct Config {
+    pub upstream: String,
+    pub allow_origins: Vec<String>,
+    pub allow_locations: Vec<String>,
+    pub max_segment_bytes: usize,
+    pub credit_window: u64,
+    pub max_message_bytes: usize,
+    pub static_dir: Option<PathBuf>,
+    pub token: Option<String>,
+    pub idle_timeout: Duration,
+    pub ping_interval: Duration,
+    pub max_streams: u32,
+}
+
+impl Config {
+    /// Defaults for `upstream`, as the command line has them.
+    pub fn new(upstream: impl Into<String>) -> Self {
+        Config {
+            upstream: upstream.into(),
+            allow_origins: Vec::new(),
+            allow_locations: Vec::new(),
+            max_segment_bytes: quiver::flight::DEFAULT_MAX_SEGMENT_BYTES,
+            credit_window: 8 << 20,
+            max_message_bytes: 256 << 20,
+            static_dir: None,
+            token: None,
+            idle_timeout: Duration::from_secs(300),
+            ping_interval: Duration::from_secs(15),
+            max_streams: 64,
+        }
+    }
+}
+
+impl Args {
+    /// Checks the options and resolves them into a [`Config`].
+    pub fn to_config(&self) -> io::Result<Config> {
+        let invalid = |m: String| io::Error::new(io::ErrorKind::InvalidInput, m);
+        if self.max_segment_bytes < 64 {
+            return Err(invalid(format!(
+                "--max-segment-bytes must be at least 64, found {}",
+                self.max_segment_bytes
+            )));
+        }
+        if self.ping_interval_secs == 0 {
+            return Err(invalid("--ping-interval-secs must be at least 1".into()));
+        }
+        Ok(Config {
+            upstream: self.upstream.clone().unwrap_or_default(),
+            allow_origins: self.allow_origin.clone(),
+            allow_locations: self.allow_location.clone(),
+            max_segment_bytes: self.max_segment_bytes,
+            credit_window: self.credit_window,
+            max_message_bytes: self.max_message_bytes,
+            static_dir: self.static_dir.clone(),
+            token: self.token.clone(),
+            idle_timeout: Duration::from_secs(self.idle_timeout_secs),
+            ping_interval: Duration::from_secs(self.ping_interval_secs),
+            max_streams: self.max_streams,
+        })
+    }
+}

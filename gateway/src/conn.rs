@@ -1,0 +1,368 @@
+//! One WebSocket connection: parses client messages, runs one task per stream, sends
+//! each stream's terminal status, pings, and closes idle or misbehaving connections.
+//! A protocol error closes only this connection, with close code 1002.
+
+use std::collections::HashMap;
+use std::future::Future;
+use std::sync::{Arc, Mutex};
+use std::time::Instant;
+
+use axum::extract::ws::{CloseFrame, Message, WebSocket};
+use bytes::Bytes;
+use futures::{SinkExt, StreamExt};
+use quiver::flight::control::{ClientMessage, ServerMessage};
+use quiver::flight::credit::Credit;
+use quiver::flight::frame::{Frame, FrameKind, HEADER_LEN};
+use quiver::flight::streams::StreamIds;
+use quiver::flight::{ProtocolError, VERSION};
+use tokio::sync::mpsc;
+use tokio::task::AbortHandle;
+use tonic::Status;
+
+use crate::calls;
+use crate::convert::{descriptor_to_proto, status_message};
+use crate::credit::SharedCredit;
+use crate::doget::DoGet;
+use crate::doput::{send_json, DoPut, Upload};
+use crate::http::Shared;
+
+/// Messages queued for the socket; a full queue pauses the stream tasks.
+const OUT_QUEUE: usize = 16;
+
+/// Missed pings after which the peer is taken for gone.
+const MISSED_PINGS: u32 = 3;
+
+/// Why a connection ends.
+enum Close {
+    /// The client closed or the socket failed.
+    Gone,
+    /// No stream and no request for the idle timeout, or no answer to pings.
+    Idle(&'static str),
+    Protocol(ProtocolError),
+}
+
+impl From<ProtocolError> for Close {
+    fn from(e: ProtocolError) -> Self {
+        Close::Protocol(e)
+    }
+}
+
+enum Kind {
+    Get(Arc<SharedCredit>),
+    Put {
+        uploads: mpsc::UnboundedSender<Upload>,
+        credit: Arc<Mutex<Credit>>,
+    },
+    Call,
+}
+
+struct Entry {
+    task: AbortHandle,
+    kind: Kind,
+}
+
+pub(crate) async fn run(socket: WebSocket, shared: Arc<Shared>) {
+    let (sink, stream) = socket.split();
+    let (out, out_rx) = mpsc::channel(OUT_QUEUE);
+    let writer = tokio::spawn(write_loop(sink, out_rx));
+    let (done_tx, done_rx) = mpsc::unbounded_channel();
+    let mut conn = Conn {
+        shared,
+        out,
+        token: None,
+        streams: HashMap::new(),
+        ids: StreamIds::default(),
+        done_tx,
+    };
+    let close = conn.serve(stream, done_rx).await;
+    // Aborting drops each upstream call, which cancels it on the server.
+    for (_, entry) in conn.streams.drain() {
+        entry.task.abort();
+    }
+    let frame = match close {
+        Close::Gone => None,
+        Close::Idle(reason) => Some(CloseFrame {
+            code: 1000,
+            reason: reason.into(),
+        }),
+        Close::Protocol(e) => {
+            let message = e.to_string();
+            let _ = send_json(
+                &conn.out,
+                &ServerMessage::Error {
+                    message: message.clone(),
+                },
+            )
+            .await;
+            Some(CloseFrame {
+                code: 1002,
+                reason: truncate(&message, 120).into(),
+            })
+        }
+    };
+    if let Some(frame) = frame {
+        let _ = conn.out.send(Message::Close(Some(frame))).await;
+    }
+    drop(conn);
+    let _ = tokio::time::timeout(std::time::Duration::from_secs(5), writer).await;
+}
+
+async fn write_loop(
+    mut sink: futures::stream::SplitSink<WebSocket, Message>,
+    mut rx: mpsc::Receiver<Message>,
+) {
+    while let Some(msg) = rx.recv().await {
+        let closing = matches!(msg, Message::Close(_));
+        if sink.send(msg).await.is_err() || closing {
+            break;
+        }
+    }
+    let _ = sink.close().await;
+}
+
+/// A close reason must fit a control frame (123 bytes); cut on a char boundary.
+fn truncate(s: &str, max: usize) -> &str {
+    let mut end = s.len().min(max);
+    while !s.is_char_boundary(end) {
+        end -= 1;
+    }
+    &s[..end]
+}
+
+struct Conn {
+    shared: Arc<Shared>,
+    out: mpsc::Sender<Message>,
+    token: Option<String>,
+    streams: HashMap<u32, Entry>,
+    ids: StreamIds,
+    done_tx: mpsc::UnboundedSender<(u32, Result<(), Status>)>,
+}
+
+impl Conn {
+    async fn serve(
+        &mut self,
+        mut socket: futures::stream::SplitStream<WebSocket>,
+        mut done: mpsc::UnboundedReceiver<(u32, Result<(), Status>)>,
+    ) -> Close {
+        let config = &self.shared.config;
+        let hello = ServerMessage::Hello {
+            version: VERSION,
+            max_segment_bytes: config.max_segment_bytes as u64,
+            credit_window: config.credit_window,
+            max_streams: config.max_streams,
+            max_message_bytes: config.max_message_bytes as u64,
+        };
+        if self.send(&hello).await.is_err() {
+            return Close::Gone;
+        }
+        let (ping_every, idle_after) = (config.ping_interval, config.idle_timeout);
+        let mut ping = tokio::time::interval(ping_every);
+        let (mut last_recv, mut last_request) = (Instant::now(), Instant::now());
+        loop {
+            tokio::select! {
+                msg = socket.next() => {
+                    let Some(Ok(msg)) = msg else { return Close::Gone };
+                    last_recv = Instant::now();
+                    let handled = match msg {
+                        Message::Text(text) => {
+                            last_request = last_recv;
+                            self.on_control(text.as_str()).await
+                        }
+                        Message::Binary(bytes) => {
+                            last_request = last_recv;
+                            self.on_frame(bytes)
+                        }
+                        Message::Close(_) => return Close::Gone,
+                        Message::Ping(_) | Message::Pong(_) => Ok(()),
+                    };
+                    if let Err(close) = handled {
+                        return close;
+                    }
+                }
+                Some((stream, result)) = done.recv() => {
+                    if self.streams.remove(&stream).is_some() {
+                        let status = result.err().unwrap_or_else(|| Status::ok(""));
+                        if self.send(&status_message(stream, &status)).await.is_err() {
+                            return Close::Gone;
+                        }
+                    }
+                }
+                _ = ping.tick() => {
+                    if last_recv.elapsed() >= ping_every * MISSED_PINGS {
+                        return Close::Idle("no answer to pings");
+                    }
+                    if self.streams.is_empty() && last_request.elapsed() >= idle_after {
+                        return Close::Idle("idle timeout");
+                    }
+                    if self.out.send(Message::Ping(Bytes::new())).await.is_err() {
+                        return Close::Gone;
+                    }
+                }
+            }
+        }
+    }
+
+    async fn send(&self, msg: &ServerMessage) -> Result<(), Close> {
+        send_json(&self.out, msg).await.map_err(|_| Close::Gone)
+    }
+
+    async fn on_control(&mut self, text: &str) -> Result<(), Close> {
+        match ClientMessage::from_json(text)? {
+            ClientMessage::Auth { token } => self.token = Some(token),
+            ClientMessage::Credit { stream, bytes } => match self.streams.get(&stream) {
+                Some(Entry {
+                    kind: Kind::Get(credit),
+                    ..
+                }) => credit.grant(bytes)?,
+                Some(_) => return Err(ProtocolError::NotDownload(stream).into()),
+                None => self.ids.check_finished(stream)?,
+            },
+            ClientMessage::Cancel { stream } => match self.streams.remove(&stream) {
+                Some(entry) => {
+                    entry.task.abort();
+                    let status = Status::cancelled("cancelled by the client");
+                    self.send(&status_message(stream, &status)).await?;
+                }
+                None => self.ids.check_finished(stream)?,
+            },
+            ClientMessage::End { stream } => match self.streams.get(&stream) {
+                Some(Entry {
+                    kind: Kind::Put { uploads, .. },
+                    ..
+                }) => {
+                    let _ = uploads.send(Upload::End);
+                }
+                Some(_) => return Err(ProtocolError::NotUpload(stream).into()),
+                None => self.ids.check_finished(stream)?,
+            },
+            request => self.open(request).await?,
+        }
+        Ok(())
+    }
+
+    /// Starts the stream a request names, or answers it with an error status.
+    async fn open(&mut self, request: ClientMessage) -> Result<(), Close> {
+        let stream = request.stream().unwrap_or_default();
+        self.ids.open(stream)?;
+        let config = &self.shared.config;
+        let refusal = if config.token.is_some() && self.token != config.token {
+            Some(Status::unauthenticated(
+                "missing or wrong bearer token (send an auth message)",
+            ))
+        } else if self.streams.len() >= config.max_streams as usize {
+            Some(Status::resource_exhausted(format!(
+                "at most {} concurrent streams per connection",
+                config.max_streams
+            )))
+        } else {
+            None
+        };
+        if let Some(status) = refusal {
+            return self.send(&status_message(stream, &status)).await;
+        }
+        let location = match &request {
+            ClientMessage::DoGet { location, .. } => location.as_deref(),
+            _ => None,
+        };
+        let client = match self.shared.upstreams.client(location) {
+            Ok(c) => c,
+            Err(status) => return self.send(&status_message(stream, &status)).await,
+        };
+        let (token, out) = (self.token.clone(), self.out.clone());
+        match request {
+            ClientMessage::DoGet { ticket, credit, .. } => {
+                let credit = Arc::new(SharedCredit::new(credit.unwrap_or(config.credit_window))?);
+                let task = DoGet {
+                    stream,
+                    client,
+                    ticket,
+                    token,
+                    credit: credit.clone(),
+                    out,
+                    max_segment: config.max_segment_bytes,
+                };
+                self.spawn(stream, Kind::Get(credit), task.run());
+            }
+            ClientMessage::DoPut { descriptor, .. } => {
+                let window = config.credit_window;
+                let credit = Arc::new(Mutex::new(Credit::new(window)?));
+                let (uploads, rx) = mpsc::unbounded_channel();
+                let task = DoPut {
+                    stream,
+                    client,
+                    descriptor: descriptor_to_proto(descriptor),
+                    token,
+                    uploads: rx,
+                    credit: credit.clone(),
+                    out,
+                    max_message: config.max_message_bytes,
+                };
+                self.spawn(stream, Kind::Put { uploads, credit }, task.run());
+                self.send(&ServerMessage::Credit {
+                    stream,
+                    bytes: window,
+                })
+                .await?;
+            }
+            call => self.spawn(stream, Kind::Call, calls::run(call, client, token, out)),
+        }
+        Ok(())
+    }
+
+    fn spawn(
+        &mut self,
+        stream: u32,
+        kind: Kind,
+        call: impl Future<Output = Result<(), Status>> + Send + 'static,
+    ) {
+        let done = self.done_tx.clone();
+        let task = tokio::spawn(async move {
+            let result = call.await;
+            let _ = done.send((stream, result));
+        })
+        .abort_handle();
+        self.streams.insert(stream, Entry { task, kind });
+    }
+
+    /// Routes a DoPut frame to its task, charging the stream's credit.
+    fn on_frame(&mut self, bytes: Bytes) -> Result<(), Close> {
+        let frame = Frame::decode(&bytes, self.shared.config.max_segment_bytes)?;
+        let stream = frame.stream;
+        let Some(entry) = self.streams.get(&stream) else {
+            // Frames that raced the end of their stream are dropped.
+            return Ok(self.ids.check_finished(stream)?);
+        };
+        let Kind::Put { uploads, credit } = &entry.kind else {
+            return Err(ProtocolError::NotUpload(stream).into());
+        };
+        credit
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .spend(frame.payload_len())?;
+        let meta_end = HEADER_LEN + frame.app_metadata.len();
+        let upload = match frame.kind {
+            FrameKind::Metadata => Upload::Metadata(bytes.slice(HEADER_LEN..meta_end)),
+            FrameKind::Data => Upload::Data {
+                first: frame.flags.first,
+                last: frame.flags.last,
+                app_metadata: bytes.slice(HEADER_LEN..meta_end),
+                ipc: bytes.slice(meta_end..),
+            },
+        };
+        let _ = uploads.send(upload);
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn close_reasons_fit_a_control_frame() {
+        assert_eq!(truncate("abc", 120), "abc");
+        let long = "é".repeat(100);
+        let cut = truncate(&long, 120);
+        assert!(cut.len() <= 120 && cut.chars().all(|c| c == 'é'));
+    }
+}

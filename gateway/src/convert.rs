@@ -1,0 +1,125 @@
+//! Conversions between Flight protobuf messages and the protocol's JSON messages.
+
+use arrow_flight::flight_descriptor::DescriptorType;
+use arrow_flight::{FlightDescriptor, FlightEndpoint, FlightInfo, PollInfo};
+use quiver::flight::control::{self, code_name, Descriptor, ServerMessage};
+use tonic::Status;
+
+pub(crate) fn descriptor_to_proto(d: Descriptor) -> FlightDescriptor {
+    match d {
+        Descriptor::Path(path) => FlightDescriptor::new_path(path),
+        Descriptor::Cmd(cmd) => FlightDescriptor::new_cmd(cmd),
+    }
+}
+
+fn descriptor_from_proto(d: FlightDescriptor) -> Descriptor {
+    match d.r#type() {
+        DescriptorType::Path => Descriptor::Path(d.path),
+        _ => Descriptor::Cmd(d.cmd.to_vec()),
+    }
+}
+
+fn timestamp_ms(t: Option<prost_types::Timestamp>) -> Option<i64> {
+    t.map(|t| {
+        t.seconds
+            .saturating_mul(1000)
+            .saturating_add(i64::from(t.nanos) / 1_000_000)
+    })
+}
+
+fn endpoint_from_proto(e: FlightEndpoint) -> control::Endpoint {
+    control::Endpoint {
+        ticket: e.ticket.map(|t| t.ticket.to_vec()).unwrap_or_default(),
+        locations: e.location.into_iter().map(|l| l.uri).collect(),
+        expiration_time_ms: timestamp_ms(e.expiration_time),
+        app_metadata: e.app_metadata.to_vec(),
+    }
+}
+
+pub(crate) fn info_from_proto(i: FlightInfo) -> control::FlightInfo {
+    control::FlightInfo {
+        schema: i.schema.to_vec(),
+        descriptor: i.flight_descriptor.map(descriptor_from_proto),
+        endpoints: i.endpoint.into_iter().map(endpoint_from_proto).collect(),
+        total_records: i.total_records,
+        total_bytes: i.total_bytes,
+        ordered: i.ordered,
+        app_metadata: i.app_metadata.to_vec(),
+    }
+}
+
+pub(crate) fn poll_from_proto(stream: u32, p: PollInfo) -> ServerMessage {
+    ServerMessage::PollInfo {
+        stream,
+        info: p.info.map(info_from_proto),
+        descriptor: p.flight_descriptor.map(descriptor_from_proto),
+        progress: p.progress,
+        expiration_time_ms: timestamp_ms(p.expiration_time),
+    }
+}
+
+/// The terminal message of a stream.
+pub(crate) fn status_message(stream: u32, status: &Status) -> ServerMessage {
+    let code = status.code() as i32;
+    ServerMessage::Status {
+        stream,
+        code,
+        name: code_name(code).to_string(),
+        message: status.message().to_string(),
+        details: status.details().to_vec(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use arrow_flight::{Location, Ticket};
+
+    #[test]
+    fn flight_info_to_json() {
+        let info = FlightInfo {
+            schema: vec![1, 2].into(),
+            flight_descriptor: Some(FlightDescriptor::new_path(vec!["p".into()])),
+            endpoint: vec![FlightEndpoint {
+                ticket: Some(Ticket::new("t")),
+                location: vec![Location {
+                    uri: "grpc://127.0.0.1:1".into(),
+                }],
+                expiration_time: Some(prost_types::Timestamp {
+                    seconds: 2,
+                    nanos: 5_000_000,
+                }),
+                app_metadata: vec![].into(),
+            }],
+            total_records: 10,
+            total_bytes: -1,
+            ordered: false,
+            app_metadata: vec![].into(),
+        };
+        let j = info_from_proto(info);
+        assert_eq!(j.descriptor, Some(Descriptor::Path(vec!["p".into()])));
+        assert_eq!(j.endpoints[0].ticket, b"t");
+        assert_eq!(j.endpoints[0].locations, ["grpc://127.0.0.1:1"]);
+        assert_eq!(j.endpoints[0].expiration_time_ms, Some(2005));
+        let cmd = descriptor_from_proto(descriptor_to_proto(Descriptor::Cmd(vec![7])));
+        assert_eq!(cmd, Descriptor::Cmd(vec![7]));
+    }
+
+    #[test]
+    fn status_keeps_code_message_details() {
+        let s = Status::with_details(tonic::Code::Unauthenticated, "no", vec![1u8].into());
+        match status_message(4, &s) {
+            ServerMessage::Status {
+                stream,
+                code,
+                name,
+                message,
+                details,
+            } => assert_eq!(
+                (stream, code, name.as_str(), message.as_str(), details),
+                (4, 16, "UNAUTHENTICATED", "no", vec![1])
+            ),
+            other => panic!("unexpected {other:?}"),
+        }
+    }
+}

@@ -1,0 +1,404 @@
+//! `--demo`: an in-process Flight service with generated data, so that one command
+//! starts a gateway with something to read. Tickets and `cmd` descriptors are
+//! `key=value` pairs joined by `&` (see `docs/protocol.md`):
+//!
+//! - `rows=65536&batches=16&compression=zstd&part=0`: generated batches of
+//!   `id: int64, value: float64, label: utf8`; `part` offsets the ids.
+//! - `put=NAME`: replays what a DoPut to descriptor path `[NAME]` stored.
+//!
+//! GetFlightInfo on a `cmd` descriptor with `partitions=N` answers N endpoints, one per
+//! part, each with no location (meaning: this same server).
+
+use std::collections::HashMap;
+use std::io;
+use std::net::SocketAddr;
+use std::sync::{Arc, Mutex};
+
+use arrow_array::{ArrayRef, Float64Array, Int64Array, RecordBatch, StringArray};
+use arrow_flight::encode::FlightDataEncoderBuilder;
+use arrow_flight::error::FlightError;
+use arrow_flight::flight_descriptor::DescriptorType;
+use arrow_flight::flight_service_server::{FlightService, FlightServiceServer};
+use arrow_flight::{
+    Action, ActionType, Criteria, Empty, FlightData, FlightDescriptor, FlightEndpoint, FlightInfo,
+    HandshakeRequest, HandshakeResponse, PollInfo, PutResult, SchemaAsIpc, SchemaResult, Ticket,
+};
+use arrow_ipc::writer::IpcWriteOptions;
+use arrow_ipc::CompressionType;
+use arrow_schema::{ArrowError, DataType, Field, Schema, SchemaRef};
+use futures::stream::{self, BoxStream};
+use futures::{StreamExt, TryStreamExt};
+use tokio::net::TcpListener;
+use tokio_stream::wrappers::TcpListenerStream;
+use tonic::{Request, Response, Status, Streaming};
+
+/// Largest rows per batch and batches per stream a demo ticket may ask for.
+const MAX_ROWS: usize = 1 << 24;
+const MAX_BATCHES: usize = 1 << 20;
+/// Largest total a DoPut may store, so that the demo cannot be made to eat memory.
+const MAX_STORED_BYTES: usize = 1 << 30;
+
+/// A parsed demo ticket.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Generated {
+    pub rows: usize,
+    pub batches: usize,
+    pub compression: Option<CompressionType>,
+    pub part: u64,
+}
+
+/// What a ticket asks for.
+#[derive(Debug, Clone, PartialEq)]
+pub enum DemoTicket {
+    Generated(Generated),
+    Put(String),
+}
+
+impl DemoTicket {
+    /// Parses `key=value&...`; also returns `partitions` (for GetFlightInfo).
+    pub fn parse(bytes: &[u8]) -> Result<(Self, usize), String> {
+        let text =
+            std::str::from_utf8(bytes).map_err(|_| "demo ticket must be UTF-8".to_string())?;
+        let mut g = Generated {
+            rows: 65536,
+            batches: 16,
+            compression: None,
+            part: 0,
+        };
+        let mut partitions = 1;
+        for pair in text.split('&').filter(|p| !p.is_empty()) {
+            let (key, value) = pair
+                .split_once('=')
+                .ok_or_else(|| format!("expected key=value in demo ticket, found {pair:?}"))?;
+            let number = |max: usize| -> Result<usize, String> {
+                match value.parse::<usize>() {
+                    Ok(n) if n <= max => Ok(n),
+                    _ => Err(format!(
+                        "{key} must be an integer up to {max}, found {value:?}"
+                    )),
+                }
+            };
+            match key {
+                "put" => return Ok((DemoTicket::Put(value.to_string()), 1)),
+                "rows" => g.rows = number(MAX_ROWS)?,
+                "batches" => g.batches = number(MAX_BATCHES)?,
+                "part" => g.part = number(u32::MAX as usize)? as u64,
+                "partitions" => partitions = number(1024)?.max(1),
+                "compression" => {
+                    g.compression = match value {
+                        "none" => None,
+                        "lz4" => Some(CompressionType::LZ4_FRAME),
+                        "zstd" => Some(CompressionType::ZSTD),
+                        _ => {
+                            return Err(format!(
+                                "compression must be none, lz4 or zstd, found {value:?}"
+                            ))
+                        }
+                    }
+                }
+                _ => return Err(format!("unknown demo ticket key {key:?}")),
+            }
+        }
+        Ok((DemoTicket::Generated(g), partitions))
+    }
+}
+
+impl Generated {
+    fn to_ticket(&self) -> String {
+        let c = match self.compression {
+            Some(CompressionType::LZ4_FRAME) => "lz4",
+            Some(_) => "zstd",
+            None => "none",
+        };
+        format!(
+            "rows={}&batches={}&compression={c}&part={}",
+            self.rows, self.batches, self.part
+        )
+    }
+
+    /// Batch `i` of this part, the same on every call.
+    pub fn batch(&self, i: usize) -> Result<RecordBatch, ArrowError> {
+        let start = (self.part * (self.rows * self.batches) as u64 + (i * self.rows) as u64) as i64;
+        let ids = start..start + self.rows as i64;
+        const LABELS: [&str; 4] = ["alpha", "beta", "gamma", "delta"];
+        let columns: Vec<ArrayRef> = vec![
+            Arc::new(Int64Array::from_iter_values(ids.clone())),
+            Arc::new(Float64Array::from_iter_values(
+                ids.clone().map(|id| (id % 1000) as f64 * 0.25),
+            )),
+            Arc::new(StringArray::from_iter_values(
+                ids.map(|id| LABELS[(id % 4) as usize]),
+            )),
+        ];
+        RecordBatch::try_new(schema(), columns)
+    }
+}
+
+/// The schema of generated data.
+pub fn schema() -> SchemaRef {
+    Arc::new(Schema::new(vec![
+        Field::new("id", DataType::Int64, false),
+        Field::new("value", DataType::Float64, false),
+        Field::new("label", DataType::Utf8, false),
+    ]))
+}
+
+/// The demo service. DoPut uploads are kept in memory by descriptor path.
+#[derive(Default, Clone)]
+pub struct Demo {
+    stored: Arc<Mutex<HashMap<String, Vec<FlightData>>>>,
+}
+
+/// Serves `demo` on an ephemeral loopback port and returns its address.
+pub async fn spawn(demo: Demo) -> io::Result<SocketAddr> {
+    let listener = TcpListener::bind("127.0.0.1:0").await?;
+    let addr = listener.local_addr()?;
+    let service = FlightServiceServer::new(demo).max_decoding_message_size(MAX_STORED_BYTES);
+    tokio::spawn(
+        tonic::transport::Server::builder()
+            .add_service(service)
+            .serve_with_incoming(TcpListenerStream::new(listener)),
+    );
+    Ok(addr)
+}
+
+fn bad_ticket(e: String) -> Status {
+    Status::invalid_argument(e)
+}
+
+type Stream<T> = BoxStream<'static, Result<T, Status>>;
+
+#[tonic::async_trait]
+impl FlightService for Demo {
+    type HandshakeStream = Stream<HandshakeResponse>;
+    type ListFlightsStream = Stream<FlightInfo>;
+    type DoGetStream = Stream<FlightData>;
+    type DoPutStream = Stream<PutResult>;
+    type DoExchangeStream = Stream<FlightData>;
+    type DoActionStream = Stream<arrow_flight::Result>;
+    type ListActionsStream = Stream<ActionType>;
+
+    async fn handshake(
+        &self,
+        _: Request<Streaming<HandshakeRequest>>,
+    ) -> Result<Response<Self::HandshakeStream>, Status> {
+        Err(Status::unimplemented("the demo needs no handshake"))
+    }
+
+    async fn list_flights(
+        &self,
+        _: Request<Criteria>,
+    ) -> Result<Response<Self::ListFlightsStream>, Status> {
+        let infos: Vec<Result<FlightInfo, Status>> = ["none", "lz4", "zstd"]
+            .iter()
+            .map(|c| self.info(FlightDescriptor::new_cmd(format!("compression={c}"))))
+            .collect();
+        Ok(Response::new(stream::iter(infos).boxed()))
+    }
+
+    async fn get_flight_info(
+        &self,
+        request: Request<FlightDescriptor>,
+    ) -> Result<Response<FlightInfo>, Status> {
+        self.info(request.into_inner()).map(Response::new)
+    }
+
+    async fn poll_flight_info(
+        &self,
+        request: Request<FlightDescriptor>,
+    ) -> Result<Response<PollInfo>, Status> {
+        let info = self.info(request.into_inner())?;
+        Ok(Response::new(PollInfo {
+            info: Some(info),
+            flight_descriptor: None,
+            progress: Some(1.0),
+            expiration_time: None,
+        }))
+    }
+
+    async fn get_schema(
+        &self,
+        _: Request<FlightDescriptor>,
+    ) -> Result<Response<SchemaResult>, Status> {
+        let options = IpcWriteOptions::default();
+        let result = SchemaAsIpc::new(&schema(), &options)
+            .try_into()
+            .map_err(|e: ArrowError| Status::internal(e.to_string()))?;
+        Ok(Response::new(result))
+    }
+
+    async fn do_get(
+        &self,
+        request: Request<Ticket>,
+    ) -> Result<Response<Self::DoGetStream>, Status> {
+        let (ticket, _) = DemoTicket::parse(&request.into_inner().ticket).map_err(bad_ticket)?;
+        let g = match ticket {
+            DemoTicket::Put(name) => {
+                let stored = self
+                    .stored
+                    .lock()
+                    .map_err(|_| Status::internal("store lock poisoned"))?;
+                let data = stored
+                    .get(&name)
+                    .cloned()
+                    .ok_or_else(|| Status::not_found(format!("nothing was put at {name:?}")))?;
+                return Ok(Response::new(
+                    stream::iter(data.into_iter().map(Ok)).boxed(),
+                ));
+            }
+            DemoTicket::Generated(g) => g,
+        };
+        let options = IpcWriteOptions::default()
+            .try_with_compression(g.compression)
+            .map_err(|e| Status::internal(e.to_string()))?;
+        let batches =
+            stream::iter(0..g.batches).map(move |i| g.batch(i).map_err(FlightError::from));
+        let data = FlightDataEncoderBuilder::new()
+            .with_options(options)
+            .with_schema(schema())
+            // Keep the requested batch size: the encoder would split batches over 2 MiB.
+            .with_max_flight_data_size(usize::MAX)
+            .build(batches)
+            .map_err(|e| Status::internal(e.to_string()));
+        Ok(Response::new(data.boxed()))
+    }
+
+    async fn do_put(
+        &self,
+        request: Request<Streaming<FlightData>>,
+    ) -> Result<Response<Self::DoPutStream>, Status> {
+        let mut input = request.into_inner();
+        let mut data = Vec::new();
+        let (mut name, mut bytes) = (None, 0usize);
+        while let Some(mut d) = input.message().await? {
+            if let Some(desc) = d.flight_descriptor.take() {
+                if desc.r#type() != DescriptorType::Path || desc.path.len() != 1 {
+                    return Err(Status::invalid_argument(
+                        "demo DoPut needs a one-element path descriptor",
+                    ));
+                }
+                name = desc.path.into_iter().next();
+            }
+            bytes += d.data_header.len() + d.data_body.len();
+            if bytes > MAX_STORED_BYTES {
+                return Err(Status::resource_exhausted("demo DoPut is limited to 1 GiB"));
+            }
+            data.push(d);
+        }
+        let name = name.ok_or_else(|| Status::invalid_argument("DoPut sent no descriptor"))?;
+        let count = data.len();
+        self.stored
+            .lock()
+            .map_err(|_| Status::internal("store lock poisoned"))?
+            .insert(name, data);
+        let ack = PutResult {
+            app_metadata: format!("stored {count} messages").into(),
+        };
+        Ok(Response::new(stream::iter([Ok(ack)]).boxed()))
+    }
+
+    async fn do_exchange(
+        &self,
+        _: Request<Streaming<FlightData>>,
+    ) -> Result<Response<Self::DoExchangeStream>, Status> {
+        Err(Status::unimplemented("the demo has no DoExchange"))
+    }
+
+    async fn do_action(
+        &self,
+        _: Request<Action>,
+    ) -> Result<Response<Self::DoActionStream>, Status> {
+        Err(Status::unimplemented("the demo has no actions"))
+    }
+
+    async fn list_actions(
+        &self,
+        _: Request<Empty>,
+    ) -> Result<Response<Self::ListActionsStream>, Status> {
+        Ok(Response::new(stream::empty().boxed()))
+    }
+}
+
+impl Demo {
+    fn info(&self, descriptor: FlightDescriptor) -> Result<FlightInfo, Status> {
+        let (ticket, partitions) = match descriptor.r#type() {
+            DescriptorType::Path => {
+                let name = descriptor.path.join("/");
+                (DemoTicket::Put(name), 1)
+            }
+            _ => DemoTicket::parse(&descriptor.cmd).map_err(bad_ticket)?,
+        };
+        let mut info = FlightInfo::new()
+            .try_with_schema(&schema())
+            .map_err(|e| Status::internal(e.to_string()))?
+            .with_descriptor(descriptor);
+        match ticket {
+            DemoTicket::Put(name) => {
+                info = info.with_endpoint(
+                    FlightEndpoint::new().with_ticket(Ticket::new(format!("put={name}"))),
+                );
+            }
+            DemoTicket::Generated(g) => {
+                for part in 0..partitions as u64 {
+                    let t = Generated { part, ..g.clone() }.to_ticket();
+                    info = info.with_endpoint(FlightEndpoint::new().with_ticket(Ticket::new(t)));
+                }
+                let rows = (g.rows * g.batches * partitions) as i64;
+                info = info.with_total_records(rows).with_ordered(true);
+            }
+        }
+        Ok(info)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tickets() {
+        let (t, p) = DemoTicket::parse(b"rows=10&batches=2&compression=lz4&partitions=3").unwrap();
+        assert_eq!(p, 3);
+        let DemoTicket::Generated(g) = t else {
+            panic!("generated")
+        };
+        assert_eq!(
+            (g.rows, g.batches, g.compression),
+            (10, 2, Some(CompressionType::LZ4_FRAME))
+        );
+        assert_eq!(g.to_ticket(), "rows=10&batches=2&compression=lz4&part=0");
+        assert_eq!(
+            DemoTicket::parse(b"put=x").unwrap().0,
+            DemoTicket::Put("x".into())
+        );
+        assert_eq!(
+            DemoTicket::parse(b"rows=ten").unwrap_err(),
+            "rows must be an integer up to 16777216, found \"ten\""
+        );
+        assert_eq!(
+            DemoTicket::parse(b"compression=gzip").unwrap_err(),
+            "compression must be none, lz4 or zstd, found \"gzip\""
+        );
+        assert_eq!(
+            DemoTicket::parse(b"color=red").unwrap_err(),
+            "unknown demo ticket key \"color\""
+        );
+        assert_eq!(
+            DemoTicket::parse(&[0xFF]).unwrap_err(),
+            "demo ticket must be UTF-8"
+        );
+    }
+
+    #[test]
+    fn parts_do_not_overlap() {
+        let g = Generated {
+            rows: 4,
+            batches: 2,
+            compression: None,
+            part: 1,
+        };
+        let b = g.batch(1).unwrap();
+        let ids = b.column(0).as_any().downcast_ref::<Int64Array>().unwrap();
+        assert_eq!(ids.values(), &[12, 13, 14, 15]);
+    }
+}

@@ -1,0 +1,192 @@
+//! DoGet: forwards each upstream `FlightData` as frames whose IPC bytes, concatenated,
+//! form an IPC stream. The gateway writes each message's 8-byte prefix and padding
+//! itself and slices the body as it came (`data_body` is `Bytes`), so batches are never
+//! re-encoded. The next `FlightData` is polled only after the previous one was sent, and
+//! sending waits for credit, so gRPC flow control pushes back on the upstream.
+
+use std::sync::Arc;
+
+use arrow_flight::{FlightData, Ticket};
+use axum::extract::ws::Message;
+use bytes::Bytes;
+use quiver::flight::frame::{self, Flags, FrameKind};
+use quiver::flight::message::{body_length, prefix, EOS};
+use tokio::sync::mpsc;
+use tonic::Status;
+
+use crate::credit::SharedCredit;
+use crate::upstream::{request, Client};
+
+/// Everything a DoGet task needs.
+pub(crate) struct DoGet {
+    pub stream: u32,
+    pub client: Client,
+    pub ticket: Vec<u8>,
+    pub token: Option<String>,
+    pub credit: Arc<SharedCredit>,
+    pub out: mpsc::Sender<Message>,
+    pub max_segment: usize,
+}
+
+impl DoGet {
+    pub async fn run(mut self) -> Result<(), Status> {
+        let req = request(Ticket::new(self.ticket.clone()), self.token.as_deref())?;
+        let mut upstream = self.client.do_get(req).await?.into_inner();
+        while let Some(data) = upstream.message().await? {
+            self.forward(data).await?;
+        }
+        let eos = IpcParts {
+            head: EOS.to_vec(),
+            body: Bytes::new(),
+            zeros: 0,
+        };
+        self.send_message(&[], &eos).await
+    }
+
+    async fn forward(&self, data: FlightData) -> Result<(), Status> {
+        if data.data_header.is_empty() {
+            // app_metadata alone: one metadata frame.
+            let n = data.app_metadata.len();
+            if n > self.max_segment {
+                return Err(too_large(n, self.max_segment));
+            }
+            self.credit.take(n, n).await;
+            let bytes = frame::encode(
+                self.stream,
+                FrameKind::Metadata,
+                Flags::WHOLE,
+                &data.app_metadata,
+                &[],
+            )
+            .map_err(|e| Status::internal(e.to_string()))?;
+            return self.send(bytes).await;
+        }
+        let parts = IpcParts::new(&data)?;
+        self.send_message(&data.app_metadata, &parts).await
+    }
+
+    /// Sends one IPC message as frames sized to the segment cap and the credit.
+    async fn send_message(&self, app_metadata: &[u8], parts: &IpcParts) -> Result<(), Status> {
+        let meta = app_metadata.len();
+        if meta >= self.max_segment {
+            return Err(too_large(meta, self.max_segment));
+        }
+        let total = parts.len();
+        let mut sent = 0;
+        while sent < total {
+            let first = sent == 0;
+            let meta_here = if first { meta } else { 0 };
+            let want = (total - sent).min(self.max_segment - meta_here);
+            let granted = self.credit.take(meta_here + 1, meta_here + want).await;
+            let n = granted - meta_here;
+            let mut bytes = Vec::with_capacity(frame::HEADER_LEN + granted);
+            let flags = Flags {
+                first,
+                last: sent + n == total,
+            };
+            let meta_len =
+                u32::try_from(meta_here).map_err(|_| too_large(meta, self.max_segment))?;
+            bytes.extend_from_slice(&frame::encode_header(
+                self.stream,
+                FrameKind::Data,
+                flags,
+                meta_len,
+            ));
+            bytes.extend_from_slice(if first { app_metadata } else { &[] });
+            parts.copy_range(sent, n, &mut bytes);
+            self.send(bytes).await?;
+            sent += n;
+        }
+        Ok(())
+    }
+
+    async fn send(&self, bytes: Vec<u8>) -> Result<(), Status> {
+        self.out
+            .send(Message::Binary(bytes.into()))
+            .await
+            .map_err(|_| Status::cancelled("client connection closed"))
+    }
+}
+
+fn too_large(n: usize, max: usize) -> Status {
+    Status::resource_exhausted(format!(
+        "app_metadata of {n} bytes does not fit the gateway's {max}-byte segments"
+    ))
+}
+
+/// One encapsulated IPC message: prefix, header and padding in `head`, then the body
+/// slice, then zeros if the upstream's body is shorter than its header declares.
+struct IpcParts {
+    head: Vec<u8>,
+    body: Bytes,
+    zeros: usize,
+}
+
+impl IpcParts {
+    fn new(data: &FlightData) -> Result<Self, Status> {
+        let invalid = |e: quiver::flight::ProtocolError| {
+            Status::internal(format!("upstream sent an invalid message header: {e}"))
+        };
+        let header = &data.data_header;
+        let (p, pad) = prefix(header.len()).map_err(invalid)?;
+        let declared = body_length(header).map_err(invalid)?;
+        // Only trailing padding may be missing; anything more would make us invent data.
+        if declared > data.data_body.len() as u64 + 64 {
+            return Err(Status::internal(format!(
+                "upstream message body has {} bytes, its header declares {declared}",
+                data.data_body.len()
+            )));
+        }
+        let declared = declared as usize;
+        let mut head = Vec::with_capacity(8 + header.len() + pad);
+        head.extend_from_slice(&p);
+        head.extend_from_slice(header);
+        head.resize(head.len() + pad, 0);
+        // Bytes past the declared length are padding the decoder must not see.
+        let body = data.data_body.slice(..declared.min(data.data_body.len()));
+        let zeros = declared - body.len();
+        Ok(IpcParts { head, body, zeros })
+    }
+
+    fn len(&self) -> usize {
+        self.head.len() + self.body.len() + self.zeros
+    }
+
+    /// Appends bytes `start..start + n` of the message to `out`.
+    fn copy_range(&self, start: usize, n: usize, out: &mut Vec<u8>) {
+        let end = start + n;
+        let (h, b) = (self.head.len(), self.head.len() + self.body.len());
+        if start < h {
+            out.extend_from_slice(&self.head[start..end.min(h)]);
+        }
+        if end > h && start < b {
+            out.extend_from_slice(&self.body[start.max(h) - h..end.min(b) - h]);
+        }
+        if end > b {
+            out.resize(out.len() + (end - start.max(b)), 0);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn copy_range_covers_every_split() {
+        let parts = IpcParts {
+            head: vec![1, 2, 3],
+            body: Bytes::from_static(&[4, 5]),
+            zeros: 2,
+        };
+        let whole = [1, 2, 3, 4, 5, 0, 0];
+        assert_eq!(parts.len(), 7);
+        for start in 0..7 {
+            for n in 0..=(7 - start) {
+                let mut out = Vec::new();
+                parts.copy_range(start, n, &mut out);
+                assert_eq!(out, whole[start..start + n], "{start}+{n}");
+            }
+        }
+    }
+}

@@ -1,0 +1,196 @@
+//! DoPut: the client sends an IPC stream in frames; the gateway cuts it back into
+//! messages and sends each as a `FlightData`. The client may only send what the gateway
+//! granted, and the gateway grants a frame's bytes back once the messages it completed
+//! were taken by the upstream call, so a slow upstream slows the client.
+
+use std::sync::{Arc, Mutex};
+
+use arrow_flight::{FlightData, FlightDescriptor};
+use axum::extract::ws::Message;
+use bytes::Bytes;
+use quiver::flight::control::ServerMessage;
+use quiver::flight::credit::Credit;
+use quiver::flight::message::Splitter;
+use tokio::sync::mpsc;
+use tokio_stream::wrappers::ReceiverStream;
+use tonic::Status;
+
+use crate::upstream::{request, Client};
+
+/// What the connection passes to a DoPut task.
+pub(crate) enum Upload {
+    /// A data frame's pieces, sliced from the received WebSocket message.
+    Data {
+        first: bool,
+        last: bool,
+        app_metadata: Bytes,
+        ipc: Bytes,
+    },
+    /// A metadata frame: a `FlightData` with only `app_metadata`.
+    Metadata(Bytes),
+    /// The client's `end` message.
+    End,
+}
+
+impl Upload {
+    fn payload_len(&self) -> usize {
+        match self {
+            Upload::Data {
+                app_metadata, ipc, ..
+            } => app_metadata.len() + ipc.len(),
+            Upload::Metadata(m) => m.len(),
+            Upload::End => 0,
+        }
+    }
+}
+
+pub(crate) struct DoPut {
+    pub stream: u32,
+    pub client: Client,
+    pub descriptor: FlightDescriptor,
+    pub token: Option<String>,
+    pub uploads: mpsc::UnboundedReceiver<Upload>,
+    pub credit: Arc<Mutex<Credit>>,
+    pub out: mpsc::Sender<Message>,
+    pub max_message: usize,
+}
+
+impl DoPut {
+    pub async fn run(self) -> Result<(), Status> {
+        let DoPut {
+            stream,
+            mut client,
+            descriptor,
+            token,
+            uploads,
+            credit,
+            out,
+            max_message,
+        } = self;
+        let (tx, rx) = mpsc::channel::<FlightData>(2);
+        let req = request(ReceiverStream::new(rx), token.as_deref())?;
+        let results_out = out.clone();
+        let call = async move {
+            let mut results = client.do_put(req).await?.into_inner();
+            while let Some(r) = results.message().await? {
+                let msg = ServerMessage::PutResult {
+                    stream,
+                    app_metadata: r.app_metadata.to_vec(),
+                };
+                send_json(&results_out, &msg).await?;
+            }
+            Ok::<(), Status>(())
+        };
+        let feed = Feed {
+            stream,
+            descriptor: Some(descriptor),
+            splitter: Splitter::new(max_message),
+            tx,
+            credit,
+            out,
+        }
+        .run(uploads);
+        tokio::pin!(call, feed);
+        let mut fed = false;
+        // The call must not see a clean end of the upload when the client's bytes were
+        // bad: on a feed error it is dropped (cancelled) instead of half-closed.
+        loop {
+            tokio::select! {
+                r = &mut call => return r,
+                r = &mut feed, if !fed => {
+                    r?;
+                    fed = true;
+                }
+            }
+        }
+    }
+}
+
+struct Feed {
+    stream: u32,
+    descriptor: Option<FlightDescriptor>,
+    splitter: Splitter,
+    tx: mpsc::Sender<FlightData>,
+    credit: Arc<Mutex<Credit>>,
+    out: mpsc::Sender<Message>,
+}
+
+impl Feed {
+    /// Returns when the client ends the upload; dropping `tx` then ends the request.
+    async fn run(mut self, mut uploads: mpsc::UnboundedReceiver<Upload>) -> Result<(), Status> {
+        let invalid = |e: quiver::flight::ProtocolError| Status::invalid_argument(e.to_string());
+        let mut messages = Vec::new();
+        while let Some(upload) = uploads.recv().await {
+            let size = upload.payload_len();
+            match upload {
+                Upload::End => return self.splitter.finish().map_err(invalid),
+                Upload::Metadata(app_metadata) => {
+                    self.splitter.check_first(true).map_err(invalid)?;
+                    self.send(Bytes::new(), Bytes::new(), app_metadata).await?;
+                }
+                Upload::Data {
+                    first,
+                    last,
+                    app_metadata,
+                    ipc,
+                } => {
+                    self.splitter.check_first(first).map_err(invalid)?;
+                    self.splitter.push(&ipc, &mut messages).map_err(invalid)?;
+                    self.splitter.check_last(last).map_err(invalid)?;
+                    // app_metadata belongs to the first message the frame starts.
+                    let mut app_metadata = Some(app_metadata);
+                    for m in messages.drain(..) {
+                        let meta = app_metadata.take().unwrap_or_default();
+                        self.send(m.header.into(), m.body.into(), meta).await?;
+                    }
+                }
+            }
+            self.grant(size).await?;
+        }
+        Err(Status::cancelled("client connection closed during DoPut"))
+    }
+
+    async fn send(
+        &mut self,
+        header: Bytes,
+        body: Bytes,
+        app_metadata: Bytes,
+    ) -> Result<(), Status> {
+        let data = FlightData {
+            flight_descriptor: self.descriptor.take(),
+            data_header: header,
+            data_body: body,
+            app_metadata,
+        };
+        self.tx
+            .send(data)
+            .await
+            .map_err(|_| Status::aborted("upstream DoPut call ended early"))
+    }
+
+    async fn grant(&self, bytes: usize) -> Result<(), Status> {
+        if bytes == 0 {
+            return Ok(());
+        }
+        self.credit
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .grant(bytes as u64)
+            .map_err(|e| Status::internal(e.to_string()))?;
+        let msg = ServerMessage::Credit {
+            stream: self.stream,
+            bytes: bytes as u64,
+        };
+        send_json(&self.out, &msg).await
+    }
+}
+
+pub(crate) async fn send_json(
+    out: &mpsc::Sender<Message>,
+    msg: &ServerMessage,
+) -> Result<(), Status> {
+    let text = msg.to_json().map_err(|e| Status::internal(e.to_string()))?;
+    out.send(Message::Text(text.into()))
+        .await
+        .map_err(|_| Status::cancelled("client connection closed"))
+}

@@ -1,0 +1,124 @@
+//! The HTTP side: the WebSocket endpoint at `/flight` (Origin check, subprotocol) and,
+//! with `--static DIR`, `DIR/www` at `/www/` and `DIR/pkg` at `/pkg/`. Only those two
+//! folders are served, so that pointing DIR at the repo root exposes nothing else.
+
+use std::sync::Arc;
+
+use axum::extract::ws::WebSocketUpgrade;
+use axum::extract::State;
+use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
+use axum::response::{IntoResponse, Redirect, Response};
+use axum::routing::get;
+use axum::Router;
+use quiver::flight::{frame::HEADER_LEN, SUBPROTOCOL};
+use tower_http::services::ServeDir;
+
+use crate::config::Config;
+use crate::conn;
+use crate::upstream::Upstreams;
+
+/// What every connection shares.
+pub(crate) struct Shared {
+    pub config: Config,
+    pub upstreams: Upstreams,
+}
+
+pub(crate) fn router(config: Config) -> Router {
+    let static_dir = config.static_dir.clone();
+    let shared = Arc::new(Shared {
+        upstreams: Upstreams::new(&config),
+        config,
+    });
+    let mut router = Router::new()
+        .route("/flight", get(upgrade))
+        .with_state(shared);
+    if let Some(dir) = static_dir {
+        router = router
+            .nest_service("/www", ServeDir::new(dir.join("www")))
+            .nest_service("/pkg", ServeDir::new(dir.join("pkg")))
+            .route("/", get(|| async { Redirect::temporary("/www/") }));
+    }
+    router
+}
+
+async fn upgrade(
+    State(shared): State<Arc<Shared>>,
+    headers: HeaderMap,
+    ws: WebSocketUpgrade,
+) -> Response {
+    if let Some(origin) = headers.get(header::ORIGIN) {
+        if !origin_allowed(
+            origin,
+            headers.get(header::HOST),
+            &shared.config.allow_origins,
+        ) {
+            let origin = String::from_utf8_lossy(origin.as_bytes()).into_owned();
+            return (
+                StatusCode::FORBIDDEN,
+                format!("Origin {origin} is not allowed"),
+            )
+                .into_response();
+        }
+    }
+    let offered = ws
+        .requested_protocols()
+        .any(|p| p.as_bytes() == SUBPROTOCOL.as_bytes());
+    if !offered {
+        return (
+            StatusCode::BAD_REQUEST,
+            format!("expected WebSocket subprotocol {SUBPROTOCOL}"),
+        )
+            .into_response();
+    }
+    let limit = shared.config.max_segment_bytes + HEADER_LEN;
+    ws.protocols([SUBPROTOCOL])
+        .max_message_size(limit.max(1 << 16))
+        .on_upgrade(move |socket| conn::run(socket, shared))
+}
+
+/// Same-origin requests, `*` and listed origins are allowed.
+fn origin_allowed(origin: &HeaderValue, host: Option<&HeaderValue>, allowed: &[String]) -> bool {
+    let Ok(origin) = origin.to_str() else {
+        return false;
+    };
+    let same_origin = host
+        .and_then(|h| h.to_str().ok())
+        .zip(origin.split_once("://"))
+        .is_some_and(|(host, (_, authority))| authority.eq_ignore_ascii_case(host));
+    same_origin
+        || allowed
+            .iter()
+            .any(|a| a == "*" || a.eq_ignore_ascii_case(origin))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn allowed(origin: &str, host: &str, list: &[&str]) -> bool {
+        let list: Vec<String> = list.iter().map(|s| s.to_string()).collect();
+        origin_allowed(
+            &HeaderValue::from_str(origin).unwrap(),
+            Some(&HeaderValue::from_str(host).unwrap()),
+            &list,
+        )
+    }
+
+    #[test]
+    fn origins() {
+        assert!(allowed("http://127.0.0.1:8080", "127.0.0.1:8080", &[]));
+        assert!(allowed(
+            "http://app.example",
+            "gw:1",
+            &["http://app.example"]
+        ));
+        assert!(allowed("http://evil.example", "gw:1", &["*"]));
+        assert!(!allowed(
+            "http://evil.example",
+            "gw:1",
+            &["http://app.example"]
+        ));
+        assert!(!allowed("http://127.0.0.1:8081", "127.0.0.1:8080", &[]));
+        assert!(!allowed("null", "127.0.0.1:8080", &[]));
+    }
+}

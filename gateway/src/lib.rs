@@ -1,0 +1,50 @@
+//! The gateway as a library, so that tests run it in-process on an ephemeral port.
+//!
+//! - [`config`]: command-line options and the resolved configuration.
+//! - `http`: the axum router (WebSocket upgrade, Origin check, static files).
+//! - `conn`: one WebSocket connection: control dispatch, stream table, keepalive.
+//! - `doget`, `doput`, `calls`: the Flight calls, one task per stream.
+//! - `upstream`: the location allow-list and the pool of gRPC channels.
+//! - [`demo`]: an in-process Flight service with generated data (`--demo`).
+
+mod calls;
+pub mod config;
+mod conn;
+mod convert;
+mod credit;
+pub mod demo;
+mod doget;
+mod doput;
+mod http;
+mod upstream;
+
+use std::io;
+
+use tokio::net::TcpListener;
+
+pub use config::{Args, Config};
+
+/// Runs the gateway the command line describes until Ctrl-C.
+pub async fn run(args: Args) -> io::Result<()> {
+    let mut config = args.to_config()?;
+    if args.demo {
+        let addr = demo::spawn(demo::Demo::default()).await?;
+        config.upstream = format!("grpc://{addr}");
+        eprintln!("quiver-gateway: demo Flight service on grpc://{addr}");
+    }
+    let listener = TcpListener::bind(&args.listen).await?;
+    eprintln!(
+        "quiver-gateway: ws://{}/flight -> {}",
+        listener.local_addr()?,
+        config.upstream
+    );
+    tokio::select! {
+        r = serve(config, listener) => r,
+        _ = tokio::signal::ctrl_c() => Ok(()),
+    }
+}
+
+/// Serves WebSocket clients (and static files) on `listener`.
+pub async fn serve(config: Config, listener: TcpListener) -> io::Result<()> {
+    axum::serve(listener, http::router(config)).await
+}

@@ -1,0 +1,134 @@
+//! Which Flight servers the gateway may dial, and one lazily connected gRPC channel per
+//! server. A FlightInfo can name any location; only the upstream and the
+//! `--allow-location` list are ever dialled, so that clients cannot make the gateway
+//! reach arbitrary hosts (SSRF).
+
+use std::collections::HashMap;
+use std::sync::Mutex;
+
+use arrow_flight::flight_service_client::FlightServiceClient;
+use tonic::metadata::MetadataValue;
+use tonic::transport::{Channel, Endpoint};
+use tonic::{Request, Status};
+
+use crate::config::Config;
+
+pub(crate) type Client = FlightServiceClient<Channel>;
+
+/// Flight's "same server as the FlightInfo" location.
+const REUSE_CONNECTION: &str = "arrow-flight-reuse-connection://?";
+
+pub(crate) struct Upstreams {
+    default: String,
+    allowed: Vec<String>,
+    max_message_bytes: usize,
+    clients: Mutex<HashMap<String, Client>>,
+}
+
+impl Upstreams {
+    pub fn new(config: &Config) -> Self {
+        let default = normalize(&config.upstream);
+        let mut allowed: Vec<String> = config
+            .allow_locations
+            .iter()
+            .map(|l| normalize(l))
+            .collect();
+        allowed.push(default.clone());
+        Upstreams {
+            default,
+            allowed,
+            max_message_bytes: config.max_message_bytes,
+            clients: Mutex::new(HashMap::new()),
+        }
+    }
+
+    /// The client for `location` (the upstream when absent), if it is allowed.
+    pub fn client(&self, location: Option<&str>) -> Result<Client, Status> {
+        let key = match location {
+            None | Some("") | Some(REUSE_CONNECTION) => self.default.clone(),
+            Some(l) => normalize(l),
+        };
+        if !self.allowed.contains(&key) {
+            return Err(Status::permission_denied(format!(
+                "location {} is not in the gateway's allowed locations",
+                location.unwrap_or_default()
+            )));
+        }
+        let mut clients = self
+            .clients
+            .lock()
+            .map_err(|_| Status::internal("upstream pool lock poisoned"))?;
+        if let Some(c) = clients.get(&key) {
+            return Ok(c.clone());
+        }
+        let uri = http_uri(&key)?;
+        let channel = Endpoint::from_shared(uri)
+            .map_err(|e| Status::invalid_argument(format!("location {key}: {e}")))?
+            .connect_lazy();
+        let client = FlightServiceClient::new(channel)
+            .max_decoding_message_size(self.max_message_bytes)
+            .max_encoding_message_size(self.max_message_bytes);
+        clients.insert(key, client.clone());
+        Ok(client)
+    }
+}
+
+/// Wraps a request message, adding `authorization: Bearer <token>`.
+pub(crate) fn request<T>(message: T, token: Option<&str>) -> Result<Request<T>, Status> {
+    let mut req = Request::new(message);
+    if let Some(token) = token {
+        let value = MetadataValue::try_from(format!("Bearer {token}"))
+            .map_err(|_| Status::invalid_argument("token must be visible ASCII"))?;
+        req.metadata_mut().insert("authorization", value);
+    }
+    Ok(req)
+}
+
+/// `grpc+tcp://` and `grpc://` name the same server.
+fn normalize(location: &str) -> String {
+    let l = location.trim().trim_end_matches('/');
+    match l.strip_prefix("grpc+tcp://") {
+        Some(rest) => format!("grpc://{rest}"),
+        None => l.to_string(),
+    }
+}
+
+fn http_uri(location: &str) -> Result<String, Status> {
+    match location.strip_prefix("grpc://") {
+        Some(rest) => Ok(format!("http://{rest}")),
+        None => Err(Status::invalid_argument(format!(
+            "location {location}: only grpc:// and grpc+tcp:// are supported"
+        ))),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn allow_list() {
+        let mut config = Config::new("grpc://127.0.0.1:1000");
+        config.allow_locations = vec!["grpc+tcp://127.0.0.1:2000/".into()];
+        let u = Upstreams::new(&config);
+        assert_eq!(u.default, "grpc://127.0.0.1:1000");
+        assert!(u.allowed.contains(&"grpc://127.0.0.1:2000".to_string()));
+        let denied = |loc| u.client(Some(loc)).unwrap_err();
+        assert_eq!(
+            denied("grpc://127.0.0.1:3000").code(),
+            tonic::Code::PermissionDenied
+        );
+        assert_eq!(
+            denied("grpc://169.254.169.254:80").message(),
+            "location grpc://169.254.169.254:80 is not in the gateway's allowed locations"
+        );
+        assert_eq!(
+            denied("grpc+tls://127.0.0.1:2000").code(),
+            tonic::Code::PermissionDenied
+        );
+        assert_eq!(
+            http_uri("grpc+tls://h:1").unwrap_err().code(),
+            tonic::Code::InvalidArgument
+        );
+    }
+}
