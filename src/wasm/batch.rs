@@ -12,6 +12,7 @@ use super::schema::schema_to_js;
 
 /// One decoded record batch. Its column buffers live in wasm memory until `free()`.
 #[wasm_bindgen]
+#[derive(Debug)]
 pub struct RecordBatch {
     inner: arrow_array::RecordBatch,
 }
@@ -54,6 +55,7 @@ impl RecordBatch {
 /// console.log(table.numRows, table.schema.fields.map((f) => f.name));
 /// ```
 #[wasm_bindgen]
+#[derive(Debug)]
 pub struct Table {
     schema: SchemaRef,
     batches: Vec<arrow_array::RecordBatch>,

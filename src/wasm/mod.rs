@@ -10,7 +10,7 @@ mod schema;
 
 pub use batch::{RecordBatch, Table};
 pub use error::WasmResult;
-pub use reader::StreamReader;
+pub use reader::{table_from_ipc, StreamReader};
 
 #[cfg(feature = "debug")]
 #[wasm_bindgen::prelude::wasm_bindgen(start)]
