@@ -3,6 +3,7 @@
 
 mod batch;
 mod error;
+mod layout;
 mod memory;
 mod options;
 mod reader;

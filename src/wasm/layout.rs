@@ -1,0 +1,144 @@
+//! The layout of a whole batch in one crossing: every buffer's address and length in one
+//! `Uint32Array`, with the column types as one JSON string. `src/js/views.js` builds the
+//! typed-array views from it, so no view costs a call into wasm.
+//!
+//! `nodes` holds each array depth-first, columns in order:
+//! `length, nullCount, offset, validityAddress, validityBytes, validityBitOffset,
+//!  bufferCount, (address, bytes) × bufferCount, childCount`, then the children.
+//! Dictionary values are the dictionary array's single child, as in arrow-rs.
+
+use arrow_data::ArrayData;
+use arrow_schema::{DataType, Field, IntervalUnit, TimeUnit, UnionMode};
+use serde_json::{json, Value};
+
+/// Appends the nodes of `data` and its descendants to `out`.
+pub(crate) fn encode_nodes(data: &ArrayData, out: &mut Vec<u32>) {
+    out.extend([
+        data.len() as u32,
+        data.null_count() as u32,
+        data.offset() as u32,
+    ]);
+    match data.nulls() {
+        Some(nulls) => out.extend([
+            nulls.buffer().as_ptr() as u32,
+            nulls.buffer().len() as u32,
+            nulls.offset() as u32,
+        ]),
+        None => out.extend([0, 0, 0]),
+    }
+    out.push(data.buffers().len() as u32);
+    for buffer in data.buffers() {
+        out.extend([buffer.as_ptr() as u32, buffer.len() as u32]);
+    }
+    out.push(data.child_data().len() as u32);
+    for child in data.child_data() {
+        encode_nodes(child, out);
+    }
+}
+
+/// The field as `{ name, nullable, type, children }`, with `type` in the vocabulary of
+/// apache-arrow JS (`Int`, `Utf8`, `Timestamp`, ...), so views.js needs no type parser.
+pub(crate) fn field_descriptor(field: &Field) -> Value {
+    let (kind, children) = type_descriptor(field.data_type());
+    json!({
+        "name": field.name(),
+        "nullable": field.is_nullable(),
+        "type": kind,
+        "children": children.iter().map(|f| field_descriptor(f)).collect::<Vec<_>>(),
+    })
+}
+
+fn unit(unit: &TimeUnit) -> &'static str {
+    match unit {
+        TimeUnit::Second => "SECOND",
+        TimeUnit::Millisecond => "MILLISECOND",
+        TimeUnit::Microsecond => "MICROSECOND",
+        TimeUnit::Nanosecond => "NANOSECOND",
+    }
+}
+
+/// The type's descriptor and the fields of its children.
+fn type_descriptor(data_type: &DataType) -> (Value, Vec<Field>) {
+    use DataType::*;
+    let int = |bits: u8, signed: bool| json!({ "id": "Int", "bitWidth": bits, "signed": signed });
+    let leaf = |v: Value| (v, Vec::new());
+    match data_type {
+        Null => leaf(json!({ "id": "Null" })),
+        Boolean => leaf(json!({ "id": "Bool" })),
+        Int8 => leaf(int(8, true)),
+        Int16 => leaf(int(16, true)),
+        Int32 => leaf(int(32, true)),
+        Int64 => leaf(int(64, true)),
+        UInt8 => leaf(int(8, false)),
+        UInt16 => leaf(int(16, false)),
+        UInt32 => leaf(int(32, false)),
+        UInt64 => leaf(int(64, false)),
+        Float16 => leaf(json!({ "id": "Float", "bitWidth": 16 })),
+        Float32 => leaf(json!({ "id": "Float", "bitWidth": 32 })),
+        Float64 => leaf(json!({ "id": "Float", "bitWidth": 64 })),
+        Utf8 => leaf(json!({ "id": "Utf8" })),
+        LargeUtf8 => leaf(json!({ "id": "LargeUtf8" })),
+        Utf8View => leaf(json!({ "id": "Utf8View" })),
+        Binary => leaf(json!({ "id": "Binary" })),
+        LargeBinary => leaf(json!({ "id": "LargeBinary" })),
+        BinaryView => leaf(json!({ "id": "BinaryView" })),
+        FixedSizeBinary(width) => leaf(json!({ "id": "FixedSizeBinary", "byteWidth": width })),
+        Decimal32(p, s) | Decimal64(p, s) | Decimal128(p, s) | Decimal256(p, s) => {
+            let bits = data_type.primitive_width().unwrap_or(0) * 8;
+            leaf(json!({ "id": "Decimal", "precision": p, "scale": s, "bitWidth": bits }))
+        }
+        Date32 => leaf(json!({ "id": "Date", "unit": "DAY" })),
+        Date64 => leaf(json!({ "id": "Date", "unit": "MILLISECOND" })),
+        Time32(u) => leaf(json!({ "id": "Time", "unit": unit(u), "bitWidth": 32 })),
+        Time64(u) => leaf(json!({ "id": "Time", "unit": unit(u), "bitWidth": 64 })),
+        Timestamp(u, tz) => {
+            leaf(json!({ "id": "Timestamp", "unit": unit(u), "timezone": tz.as_deref() }))
+        }
+        Duration(u) => leaf(json!({ "id": "Duration", "unit": unit(u) })),
+        Interval(u) => {
+            let unit = match u {
+                IntervalUnit::YearMonth => "YEAR_MONTH",
+                IntervalUnit::DayTime => "DAY_TIME",
+                IntervalUnit::MonthDayNano => "MONTH_DAY_NANO",
+            };
+            leaf(json!({ "id": "Interval", "unit": unit }))
+        }
+        List(f) => (json!({ "id": "List" }), vec![f.as_ref().clone()]),
+        LargeList(f) => (json!({ "id": "LargeList" }), vec![f.as_ref().clone()]),
+        FixedSizeList(f, size) => (
+            json!({ "id": "FixedSizeList", "listSize": size }),
+            vec![f.as_ref().clone()],
+        ),
+        Struct(fields) => (
+            json!({ "id": "Struct" }),
+            fields.iter().map(|f| f.as_ref().clone()).collect(),
+        ),
+        Map(f, sorted) => (
+            json!({ "id": "Map", "keysSorted": sorted }),
+            vec![f.as_ref().clone()],
+        ),
+        Union(fields, mode) => {
+            let mode = match mode {
+                UnionMode::Sparse => "Sparse",
+                UnionMode::Dense => "Dense",
+            };
+            let type_ids: Vec<i8> = fields.iter().map(|(id, _)| id).collect();
+            (
+                json!({ "id": "Union", "mode": mode, "typeIds": type_ids }),
+                fields.iter().map(|(_, f)| f.as_ref().clone()).collect(),
+            )
+        }
+        Dictionary(key, value) => {
+            let (index, _) = type_descriptor(key);
+            (
+                json!({ "id": "Dictionary", "indices": index }),
+                vec![Field::new("values", value.as_ref().clone(), true)],
+            )
+        }
+        RunEndEncoded(ends, values) => (
+            json!({ "id": "RunEndEncoded" }),
+            vec![ends.as_ref().clone(), values.as_ref().clone()],
+        ),
+        other => leaf(json!({ "id": "Unsupported", "name": other.to_string() })),
+    }
+}
