@@ -39,6 +39,8 @@ enum Close {
     /// No stream and no request for the idle timeout, or no answer to pings.
     Idle(&'static str),
     Protocol(ProtocolError),
+    /// The socket failed, e.g. a message over the size limit; the peer may still read.
+    Transport(String),
 }
 
 impl From<ProtocolError> for Close {
@@ -85,26 +87,29 @@ pub(crate) async fn run(socket: WebSocket, shared: Arc<Shared>) {
             code: 1000,
             reason: reason.into(),
         }),
-        Close::Protocol(e) => {
-            let message = e.to_string();
-            let _ = send_json(
-                &conn.out,
-                &ServerMessage::Error {
-                    message: message.clone(),
-                },
-            )
-            .await;
-            Some(CloseFrame {
-                code: 1002,
-                reason: truncate(&message, 120).into(),
-            })
-        }
+        Close::Protocol(e) => Some(protocol_close(&conn.out, e.to_string()).await),
+        Close::Transport(message) => Some(protocol_close(&conn.out, message).await),
     };
     if let Some(frame) = frame {
         let _ = conn.out.send(Message::Close(Some(frame))).await;
     }
     drop(conn);
     let _ = tokio::time::timeout(std::time::Duration::from_secs(5), writer).await;
+}
+
+/// Tells the client why its connection ends, and makes the 1002 close frame.
+async fn protocol_close(out: &mpsc::Sender<Message>, message: String) -> CloseFrame {
+    let _ = send_json(
+        out,
+        &ServerMessage::Error {
+            message: message.clone(),
+        },
+    )
+    .await;
+    CloseFrame {
+        code: 1002,
+        reason: truncate(&message, 120).into(),
+    }
 }
 
 async fn write_loop(
@@ -161,7 +166,12 @@ impl Conn {
         loop {
             tokio::select! {
                 msg = socket.next() => {
-                    let Some(Ok(msg)) = msg else { return Close::Gone };
+                    let msg = match msg {
+                        None => return Close::Gone,
+                        // Read errors include messages over the size limit.
+                        Some(Err(e)) => return Close::Transport(e.to_string()),
+                        Some(Ok(msg)) => msg,
+                    };
                     last_recv = Instant::now();
                     let handled = match msg {
                         Message::Text(text) => {

@@ -70,9 +70,11 @@ async fn upgrade(
         )
             .into_response();
     }
-    let limit = shared.config.max_segment_bytes + HEADER_LEN;
+    // Slack over the largest valid frame, so that an oversize frame gets a protocol error
+    // that names the limit rather than a transport error.
+    let limit = shared.config.max_segment_bytes + HEADER_LEN + (64 << 10);
     ws.protocols([SUBPROTOCOL])
-        .max_message_size(limit.max(1 << 16))
+        .max_message_size(limit)
         .on_upgrade(move |socket| conn::run(socket, shared))
 }
 

@@ -1,0 +1,581 @@
+//! The gateway against real `pyarrow.flight` servers, all on 127.0.0.1.
+
+mod support;
+
+use std::time::Duration;
+
+use arrow_array::Int64Array;
+use arrow_ipc::CompressionType;
+use quiver::flight::control::{ClientMessage, Descriptor, ServerMessage};
+use quiver::flight::frame::{self, Flags, FrameKind};
+use quiver::flight::message::{prefix, Splitter, EOS};
+use support::{config, gateway, Event, Upstream, Ws, WAIT};
+use tokio_tungstenite::tungstenite::Message;
+
+const TICKET: &str = "data:0:20000:5";
+
+/// The codecs of the record batch messages in an IPC stream.
+fn codecs(ipc: &[u8]) -> Vec<Option<CompressionType>> {
+    let mut messages = Vec::new();
+    Splitter::new(1 << 30)
+        .push(ipc, &mut messages)
+        .expect("split");
+    messages
+        .iter()
+        .filter_map(|m| {
+            let msg = arrow_ipc::root_as_message(&m.header).expect("message");
+            msg.header_as_record_batch()
+                .map(|b| b.compression().map(|c| c.codec()))
+        })
+        .collect()
+}
+
+async fn doget_equals_pyarrow(compression: &str, codec: Option<CompressionType>) {
+    let up = Upstream::start(&["--compression", compression]);
+    let addr = gateway(config(&up)).await;
+    let mut ws = Ws::connect(addr, None).await.expect("connect");
+    let expected = ws.reference(1, TICKET).await;
+    let got = ws.do_get(2, TICKET, None).await;
+    assert_eq!((got.code, got.message.as_str()), (0, ""));
+    assert!(got.ipc.ends_with(&EOS), "a complete stream ends with EOS");
+    assert!(
+        got.largest_frame <= 64 << 10,
+        "frames respect the segment cap"
+    );
+    assert!(
+        got.frames > 5,
+        "batches span several frames: {}",
+        got.frames
+    );
+    assert_eq!(codecs(&got.ipc), vec![codec; 5]);
+    assert_eq!(got.batches(), expected);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn doget_uncompressed() {
+    doget_equals_pyarrow("none", None).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn doget_lz4() {
+    doget_equals_pyarrow("lz4", Some(CompressionType::LZ4_FRAME)).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn doget_zstd() {
+    doget_equals_pyarrow("zstd", Some(CompressionType::ZSTD)).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn multi_endpoint_across_two_servers() {
+    let b = Upstream::start(&[]);
+    let a = Upstream::start(&["--peer", &b.location()]);
+    let mut cfg = config(&a);
+    cfg.allow_locations = vec![b.location()];
+    let mut ws = Ws::connect(gateway(cfg).await, None)
+        .await
+        .expect("connect");
+    ws.send(ClientMessage::GetFlightInfo {
+        stream: 1,
+        descriptor: Descriptor::Path(vec!["parts".into()]),
+    })
+    .await;
+    let info = match ws.next().await {
+        Event::Json(ServerMessage::FlightInfo { info, .. }) => info,
+        _ => panic!("expected flightInfo"),
+    };
+    assert_eq!(ws.status(1).await.0, 0);
+    assert_eq!(info.endpoints.len(), 2);
+    assert!(
+        info.schema.starts_with(&[0xFF; 4]),
+        "schema is encapsulated"
+    );
+    // Both partitions stream at once on one socket.
+    for (i, e) in info.endpoints.iter().enumerate() {
+        ws.send(ClientMessage::DoGet {
+            stream: 10 + i as u32,
+            ticket: e.ticket.clone(),
+            location: e.locations.first().cloned(),
+            credit: None,
+        })
+        .await;
+    }
+    let mut got = ws.collect(&[10, 11]).await;
+    for (i, e) in info.endpoints.iter().enumerate() {
+        let ticket = String::from_utf8(e.ticket.clone()).expect("utf8");
+        let expected = ws.reference(20 + i as u32, &ticket).await;
+        let d = got.remove(&(10 + i as u32)).expect("download");
+        assert_eq!(d.code, 0, "{}", d.message);
+        assert_eq!(d.batches(), expected, "partition {i}");
+    }
+}
+
+/// Sends an IPC stream as DoPut frames of at most `segment` bytes, within credit.
+async fn upload(ws: &mut Ws, stream: u32, ipc: &[u8], segment: usize) {
+    let mut messages = Vec::new();
+    Splitter::new(1 << 30)
+        .push(ipc, &mut messages)
+        .expect("split");
+    let mut credit = 0u64;
+    for (i, m) in messages.iter().enumerate() {
+        let (p, pad) = prefix(m.header.len()).expect("prefix");
+        let mut bytes = p.to_vec();
+        bytes.extend_from_slice(&m.header);
+        bytes.resize(bytes.len() + pad, 0);
+        bytes.extend_from_slice(&m.body);
+        let meta = format!("message {i}").into_bytes();
+        let mut sent = 0;
+        while sent < bytes.len() {
+            let first = sent == 0;
+            let meta_here: &[u8] = if first { &meta } else { &[] };
+            let n = (bytes.len() - sent).min(segment - meta_here.len());
+            while credit < (n + meta_here.len()) as u64 {
+                match ws.next().await {
+                    Event::Json(ServerMessage::Credit { bytes, .. }) => credit += bytes,
+                    Event::Json(ServerMessage::Status { message, .. }) => {
+                        panic!("DoPut ended: {message}")
+                    }
+                    _ => {}
+                }
+            }
+            credit -= (n + meta_here.len()) as u64;
+            let flags = Flags {
+                first,
+                last: sent + n == bytes.len(),
+            };
+            let f = frame::encode(
+                stream,
+                FrameKind::Data,
+                flags,
+                meta_here,
+                &[&bytes[sent..sent + n]],
+            )
+            .expect("frame");
+            ws.send_raw(Message::Binary(f.into())).await;
+            sent += n;
+        }
+    }
+    ws.send(ClientMessage::End { stream }).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn doput_round_trip() {
+    let up = Upstream::start(&[]);
+    let mut cfg = config(&up);
+    cfg.credit_window = 100 << 10;
+    let mut ws = Ws::connect(gateway(cfg).await, None)
+        .await
+        .expect("connect");
+    let batches = ws.reference(1, "data:3:30000:3").await;
+    let mut w =
+        arrow_ipc::writer::StreamWriter::try_new(Vec::new(), &batches[0].schema()).expect("writer");
+    for b in &batches {
+        w.write(b).expect("write");
+    }
+    w.finish().expect("finish");
+    let ipc = w.into_inner().expect("bytes");
+    assert!(
+        ipc.len() > 1 << 20,
+        "the upload outgrows the 100 KiB window"
+    );
+    ws.send(ClientMessage::DoPut {
+        stream: 2,
+        descriptor: Descriptor::Path(vec!["uploaded".into()]),
+    })
+    .await;
+    upload(&mut ws, 2, &ipc, 64 << 10).await;
+    let mut acks = Vec::new();
+    loop {
+        match ws.next().await {
+            Event::Json(ServerMessage::PutResult { app_metadata, .. }) => acks.push(app_metadata),
+            Event::Json(ServerMessage::Status {
+                stream: 2,
+                code,
+                message,
+                ..
+            }) => {
+                assert_eq!(code, 0, "{message}");
+                break;
+            }
+            _ => {}
+        }
+    }
+    assert_eq!(acks, [b"stored 90000 rows".to_vec()]);
+    let back = ws.do_get(3, "put:uploaded", None).await;
+    assert_eq!(back.code, 0, "{}", back.message);
+    let rows: usize = back.batches().iter().map(|b| b.num_rows()).sum();
+    assert_eq!(rows, 90000);
+    assert_eq!(
+        arrow_select_concat(&back.batches()),
+        arrow_select_concat(&batches)
+    );
+}
+
+/// All values of the `id` column, so that differently chunked data compares equal.
+fn arrow_select_concat(batches: &[arrow_array::RecordBatch]) -> Vec<i64> {
+    batches
+        .iter()
+        .flat_map(|b| {
+            let ids = b
+                .column(0)
+                .as_any()
+                .downcast_ref::<Int64Array>()
+                .expect("int64 ids");
+            ids.values().to_vec()
+        })
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn bad_token_is_unauthenticated() {
+    let up = Upstream::start(&["--token", "s3cret"]);
+    let mut cfg = config(&up);
+    cfg.token = Some("s3cret".into());
+    let mut ws = Ws::connect(gateway(cfg).await, None)
+        .await
+        .expect("connect");
+    // No token: the gateway refuses before dialling.
+    let d = ws.do_get(1, "data:0:10:1", None).await;
+    assert_eq!(
+        (d.code, d.message.as_str()),
+        (16, "missing or wrong bearer token (send an auth message)")
+    );
+    ws.send(ClientMessage::Auth {
+        token: "wrong".into(),
+    })
+    .await;
+    assert_eq!(ws.do_get(2, "data:0:10:1", None).await.code, 16);
+    ws.send(ClientMessage::Auth {
+        token: "s3cret".into(),
+    })
+    .await;
+    let ok = ws.do_get(3, "data:0:10:1", None).await;
+    assert_eq!(ok.code, 0, "{}", ok.message);
+    assert_eq!(ok.batches()[0].num_rows(), 10);
+
+    // A gateway without its own token forwards the client's; pyarrow refuses it.
+    let mut ws = Ws::connect(gateway(config(&up)).await, None)
+        .await
+        .expect("connect");
+    ws.send(ClientMessage::Auth {
+        token: "wrong".into(),
+    })
+    .await;
+    let d = ws.do_get(1, "data:0:10:1", None).await;
+    assert_eq!(d.code, 16, "{}", d.message);
+    assert!(
+        d.message.contains("bad or missing bearer token"),
+        "{}",
+        d.message
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn error_after_three_batches_is_an_error() {
+    let up = Upstream::start(&[]);
+    let mut ws = Ws::connect(gateway(config(&up)).await, None)
+        .await
+        .expect("connect");
+    let d = ws.do_get(1, "fail:3", None).await;
+    assert_ne!(d.code, 0);
+    assert!(d.message.contains("boom after 3 batches"), "{}", d.message);
+    assert!(
+        !d.ipc.ends_with(&EOS),
+        "no end-of-stream marker on an error"
+    );
+    assert_eq!(d.batches().len(), 3);
+}
+
+/// Reads `stream` until its first frame arrives.
+async fn first_frame(ws: &mut Ws, stream: u32) {
+    loop {
+        if let Event::Frame { stream: s, .. } = ws.next().await {
+            if s == stream {
+                return;
+            }
+        }
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn client_cancel_cancels_upstream() {
+    let up = Upstream::start(&[]);
+    let mut ws = Ws::connect(gateway(config(&up)).await, None)
+        .await
+        .expect("connect");
+    ws.send(ClientMessage::DoGet {
+        stream: 1,
+        ticket: b"slow:cancel".to_vec(),
+        location: None,
+        credit: None,
+    })
+    .await;
+    first_frame(&mut ws, 1).await;
+    ws.send(ClientMessage::Cancel { stream: 1 }).await;
+    assert_eq!(
+        ws.status(1).await,
+        (1, "cancelled by the client".to_string())
+    );
+    assert!(up.saw("CANCELLED cancel", Duration::from_secs(10)));
+    // The connection stays usable.
+    assert_eq!(ws.do_get(2, "data:0:10:1", None).await.code, 0);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn disconnect_cancels_upstream() {
+    let up = Upstream::start(&[]);
+    let mut ws = Ws::connect(gateway(config(&up)).await, None)
+        .await
+        .expect("connect");
+    ws.send(ClientMessage::DoGet {
+        stream: 1,
+        ticket: b"slow:gone".to_vec(),
+        location: None,
+        credit: None,
+    })
+    .await;
+    first_frame(&mut ws, 1).await;
+    drop(ws);
+    assert!(up.saw("CANCELLED gone", Duration::from_secs(10)));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn origins_are_checked() {
+    let up = Upstream::start(&[]);
+    let mut cfg = config(&up);
+    cfg.allow_origins = vec!["http://app.example".into()];
+    let addr = gateway(cfg).await;
+    match Ws::connect(addr, Some("http://evil.example")).await {
+        Err(tokio_tungstenite::tungstenite::Error::Http(r)) => assert_eq!(r.status(), 403),
+        Err(e) => panic!("expected 403, got {e}"),
+        Ok(_) => panic!("a forbidden Origin was accepted"),
+    }
+    Ws::connect(addr, Some("http://app.example"))
+        .await
+        .expect("listed origin");
+    Ws::connect(addr, Some(&format!("http://{addr}")))
+        .await
+        .expect("same origin");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn forbidden_location_is_not_dialled() {
+    let up = Upstream::start(&[]);
+    let trap = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+    trap.set_nonblocking(true).expect("nonblocking");
+    let trap_location = format!("grpc://{}", trap.local_addr().expect("addr"));
+    let mut ws = Ws::connect(gateway(config(&up)).await, None)
+        .await
+        .expect("connect");
+    ws.send(ClientMessage::GetFlightInfo {
+        stream: 1,
+        descriptor: Descriptor::Path(vec!["forbidden".into(), trap_location.clone()]),
+    })
+    .await;
+    let info = match ws.next().await {
+        Event::Json(ServerMessage::FlightInfo { info, .. }) => info,
+        _ => panic!("expected flightInfo"),
+    };
+    let e = &info.endpoints[0];
+    assert_eq!(e.locations, std::slice::from_ref(&trap_location));
+    let d = ws
+        .do_get(2, "data:0:10:1", e.locations.first().cloned())
+        .await;
+    assert_eq!(d.code, 7, "PERMISSION_DENIED");
+    assert_eq!(
+        d.message,
+        format!("location {trap_location} is not in the gateway's allowed locations")
+    );
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    assert!(
+        trap.accept().is_err(),
+        "the gateway connected to a forbidden location"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn batch_over_8mb_passes() {
+    let up = Upstream::start(&[]);
+    let mut ws = Ws::connect(gateway(config(&up)).await, None)
+        .await
+        .expect("connect");
+    let d = ws.do_get(1, "big", None).await;
+    assert_eq!(d.code, 0, "{}", d.message);
+    assert!(d.ipc.len() > 12_000_000);
+    let batches = d.batches();
+    assert_eq!(batches.len(), 1);
+    assert_eq!(
+        arrow_select_concat(&batches),
+        (0..1_500_000).collect::<Vec<i64>>()
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn credit_bounds_what_is_sent() {
+    let up = Upstream::start(&[]);
+    let mut ws = Ws::connect(gateway(config(&up)).await, None)
+        .await
+        .expect("connect");
+    ws.send(ClientMessage::DoGet {
+        stream: 1,
+        ticket: TICKET.as_bytes().to_vec(),
+        location: None,
+        credit: Some(100_000),
+    })
+    .await;
+    let mut received = 0usize;
+    // Without further grants the gateway must stop at exactly the credit.
+    while received < 100_000 {
+        if let Event::Frame {
+            app_metadata, ipc, ..
+        } = ws.next().await
+        {
+            received += app_metadata.len() + ipc.len();
+        }
+    }
+    assert_eq!(received, 100_000);
+    let quiet = tokio::time::timeout(Duration::from_millis(500), ws.next()).await;
+    assert!(quiet.is_err(), "nothing is sent without credit");
+    ws.send(ClientMessage::Credit {
+        stream: 1,
+        bytes: 1 << 30,
+    })
+    .await;
+    assert_eq!(ws.status(1).await.0, 0);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn malformed_frames_close_only_their_connection() {
+    let up = Upstream::start(&[]);
+    let addr = gateway(config(&up)).await;
+    let mut healthy = Ws::connect(addr, None).await.expect("connect");
+    healthy
+        .send(ClientMessage::DoGet {
+            stream: 1,
+            ticket: TICKET.as_bytes().to_vec(),
+            location: None,
+            credit: None,
+        })
+        .await;
+    let cases: Vec<(Message, &str)> = vec![
+        (
+            Message::Binary(vec![1, 2, 3].into()),
+            "frame needs a 12-byte header, found 3 bytes",
+        ),
+        (
+            Message::Binary(
+                frame::encode(9, FrameKind::Data, Flags::WHOLE, b"", &[b"x"])
+                    .expect("frame")
+                    .into(),
+            ),
+            "stream 9 was never opened",
+        ),
+        (
+            Message::Text("{\"type\":\"credit\",\"stream\":1,\"bytes\":1}".into()),
+            "stream 1 was never opened",
+        ),
+        (
+            Message::Text("not json".into()),
+            "control message is not valid: expected ident at line 1 column 2",
+        ),
+        (
+            Message::Binary(
+                frame::encode(
+                    1,
+                    FrameKind::Data,
+                    Flags::WHOLE,
+                    b"",
+                    &[&[0; (64 << 10) + 1]],
+                )
+                .expect("frame")
+                .into(),
+            ),
+            "frame payload is 65537 bytes, the limit is 65536",
+        ),
+        (
+            Message::Binary(vec![0u8; 1 << 20].into()),
+            "Space limit exceeded: Message too long: 1048576 > 131084",
+        ),
+    ];
+    for (bad, expected) in cases {
+        let mut ws = Ws::connect(addr, None).await.expect("connect");
+        ws.send_raw(bad).await;
+        match ws.next().await {
+            Event::Json(ServerMessage::Error { message }) => assert_eq!(message, expected),
+            _ => panic!("expected an error message for {expected}"),
+        }
+        match ws.next().await {
+            Event::Closed(Some((code, _))) => assert_eq!(code, 1002),
+            _ => panic!("expected close 1002"),
+        }
+    }
+    // Credit overflow on an open stream.
+    let mut ws = Ws::connect(addr, None).await.expect("connect");
+    ws.send(ClientMessage::DoGet {
+        stream: 1,
+        ticket: b"slow:overflow".to_vec(),
+        location: None,
+        credit: Some(0),
+    })
+    .await;
+    ws.send(ClientMessage::Credit {
+        stream: 1,
+        bytes: u64::MAX,
+    })
+    .await;
+    loop {
+        match ws.next().await {
+            Event::Json(ServerMessage::Error { message }) => {
+                assert_eq!(message, "credit grant of 18446744073709551615 bytes would raise the balance above 1099511627776");
+                break;
+            }
+            Event::Closed(_) => panic!("closed without an error message"),
+            _ => {}
+        }
+    }
+    let d = healthy.collect(&[1]).await.remove(&1).expect("download");
+    assert_eq!(
+        d.code, 0,
+        "the other connection is unaffected: {}",
+        d.message
+    );
+    assert_eq!(d.batches().len(), 5);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn stream_limit_and_idle_timeout() {
+    let up = Upstream::start(&[]);
+    let mut cfg = config(&up);
+    cfg.max_streams = 1;
+    cfg.idle_timeout = Duration::from_millis(600);
+    cfg.ping_interval = Duration::from_millis(200);
+    let mut ws = Ws::connect(gateway(cfg).await, None)
+        .await
+        .expect("connect");
+    for stream in [1, 2] {
+        ws.send(ClientMessage::DoGet {
+            stream,
+            ticket: b"slow:limit".to_vec(),
+            location: None,
+            credit: None,
+        })
+        .await;
+    }
+    assert_eq!(
+        ws.status(2).await,
+        (8, "at most 1 concurrent streams per connection".to_string())
+    );
+    ws.send(ClientMessage::Cancel { stream: 1 }).await;
+    assert_eq!(ws.status(1).await.0, 1);
+    let started = std::time::Instant::now();
+    loop {
+        match ws.next().await {
+            Event::Closed(Some((code, reason))) => {
+                assert_eq!((code, reason.as_str()), (1000, "idle timeout"));
+                break;
+            }
+            Event::Closed(None) => panic!("closed without a reason"),
+            _ => assert!(started.elapsed() < WAIT),
+        }
+    }
+}

@@ -1,0 +1,143 @@
+"""A pyarrow.flight server that the gateway tests start as a real upstream.
+
+Prints "PORT <n>" once serving, then one line per event ("CANCELLED <tag>").
+Exits by itself after --lifetime seconds, so a crashed test leaves nothing behind.
+
+Tickets (UTF-8):
+  data:<part>:<rows>:<batches>  deterministic batches (id int64, value float64, name utf8)
+  fail:<n>                      n batches, then a FlightServerError
+  slow:<tag>                    small batches 50 ms apart until cancelled; prints
+                                "CANCELLED <tag>" when context.is_cancelled() turns true
+  big                           one 1.5M-row int64 batch (12 MB, above gRPC's 4 MiB default)
+  put:<name>                    what a DoPut to path [<name>] stored
+
+GetFlightInfo on path ["parts"] answers part 0 here and part 1 at each --peer; on
+["forbidden", <uri>] it answers one endpoint at <uri>. DoAction "dump" returns the
+uncompressed IPC stream of the ticket in its body, the reference the tests compare with.
+"""
+
+import argparse
+import os
+import threading
+import time
+
+import pyarrow as pa
+import pyarrow.flight as flight
+
+ROWS, BATCHES = 20_000, 5
+
+
+def make_batch(part, index, rows):
+    start = (part * 1_000_000) + index * rows
+    ids = pa.array(range(start, start + rows), pa.int64())
+    values = pa.array([i * 0.5 for i in range(start, start + rows)], pa.float64())
+    names = pa.array([f"n{i % 7}" for i in range(start, start + rows)], pa.string())
+    return pa.record_batch([ids, values, names], names=["id", "value", "name"])
+
+
+SCHEMA = make_batch(0, 0, 0).schema
+
+
+class TokenCheck(flight.ServerMiddlewareFactory):
+    def __init__(self, token):
+        self.expected = [f"Bearer {token}"]
+
+    def start_call(self, info, headers):
+        if headers.get("authorization") != self.expected:
+            raise flight.FlightUnauthenticatedError("bad or missing bearer token")
+        return None
+
+
+class Server(flight.FlightServerBase):
+    def __init__(self, args):
+        middleware = {"auth": TokenCheck(args.token)} if args.token else {}
+        super().__init__("grpc://127.0.0.1:0", middleware=middleware)
+        self.location = f"grpc://127.0.0.1:{self.port}"
+        self.peers = args.peer
+        self.options = pa.ipc.IpcWriteOptions(
+            compression=None if args.compression == "none" else args.compression
+        )
+        self.stored = {}
+
+    def batches(self, ticket):
+        kind, _, rest = ticket.partition(":")
+        if kind == "data":
+            part, rows, count = (int(x) for x in rest.split(":"))
+            return SCHEMA, (make_batch(part, i, rows) for i in range(count))
+        if kind == "big":
+            ids = pa.array(range(1_500_000), pa.int64())
+            big = pa.record_batch([ids], names=["id"])
+            return big.schema, iter([big])
+        if kind == "put":
+            table = self.stored[rest]
+            return table.schema, iter(table.to_batches())
+        raise flight.FlightServerError(f"unknown ticket {ticket}")
+
+    def do_get(self, context, ticket):
+        text = ticket.ticket.decode()
+        kind, _, rest = text.partition(":")
+        if kind == "fail":
+            return flight.GeneratorStream(SCHEMA, self.failing(int(rest)), options=self.options)
+        if kind == "slow":
+            return flight.GeneratorStream(SCHEMA, self.slow(context, rest), options=self.options)
+        schema, batches = self.batches(text)
+        return flight.GeneratorStream(schema, batches, options=self.options)
+
+    def failing(self, n):
+        for i in range(n):
+            yield make_batch(0, i, 1000)
+        raise flight.FlightServerError(f"boom after {n} batches")
+
+    def slow(self, context, tag):
+        for i in range(2000):
+            time.sleep(0.05)
+            if context.is_cancelled():
+                print(f"CANCELLED {tag}", flush=True)
+                return
+            yield make_batch(0, i, 100)
+
+    def get_flight_info(self, context, descriptor):
+        path = [p.decode() for p in descriptor.path]
+        if path == ["parts"]:
+            locations = [self.location] + self.peers
+            endpoints = [
+                flight.FlightEndpoint(f"data:{i}:{ROWS}:{BATCHES}".encode(), [loc])
+                for i, loc in enumerate(locations)
+            ]
+        elif len(path) == 2 and path[0] == "forbidden":
+            endpoints = [flight.FlightEndpoint(b"data:0:10:1", [path[1]])]
+        else:
+            raise flight.FlightServerError(f"unknown path {path}")
+        return flight.FlightInfo(SCHEMA, descriptor, endpoints, -1, -1)
+
+    def do_put(self, context, descriptor, reader, writer):
+        table = reader.read_all()
+        self.stored[descriptor.path[0].decode()] = table
+        writer.write(pa.py_buffer(f"stored {table.num_rows} rows".encode()))
+
+    def do_action(self, context, action):
+        if action.type != "dump":
+            raise flight.FlightServerError(f"unknown action {action.type}")
+        schema, batches = self.batches(action.body.to_pybytes().decode())
+        sink = pa.BufferOutputStream()
+        with pa.ipc.new_stream(sink, schema) as w:
+            for b in batches:
+                w.write_batch(b)
+        return [flight.Result(sink.getvalue())]
+
+
+def main():
+    p = argparse.ArgumentParser()
+    p.add_argument("--compression", choices=["none", "lz4", "zstd"], default="none")
+    p.add_argument("--token")
+    p.add_argument("--peer", action="append", default=[])
+    p.add_argument("--lifetime", type=float, default=180)
+    args = p.parse_args()
+    server = Server(args)
+    threading.Timer(args.lifetime, lambda: os._exit(0)).start()
+    print(f"PORT {server.port}", flush=True)
+    server.serve()
+
+
+if __name__ == "__main__":
+    main()

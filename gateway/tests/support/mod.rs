@@ -1,0 +1,333 @@
+//! Test helpers: pyarrow Flight servers as child processes, an in-process gateway, and a
+//! small WebSocket client that speaks `quiver-flight.v1`.
+
+use std::collections::HashMap;
+use std::io::{BufRead, BufReader, Cursor};
+use std::net::SocketAddr;
+use std::process::{Child, Command, Stdio};
+use std::sync::mpsc as std_mpsc;
+use std::time::{Duration, Instant};
+
+use arrow_array::RecordBatch;
+use futures::{SinkExt, StreamExt};
+use quiver::flight::control::{ClientMessage, ServerMessage};
+use quiver::flight::frame::{Frame, FrameKind};
+use quiver::flight::message::Splitter;
+use quiver::flight::SUBPROTOCOL;
+use quiver_gateway::Config;
+use tokio::net::{TcpListener, TcpStream};
+use tokio_tungstenite::tungstenite::client::IntoClientRequest;
+use tokio_tungstenite::tungstenite::http::HeaderValue;
+use tokio_tungstenite::tungstenite::Message;
+use tokio_tungstenite::{MaybeTlsStream, WebSocketStream};
+
+/// How long any single wait in a test may take.
+pub const WAIT: Duration = Duration::from_secs(20);
+
+/// A `gateway/tests/flight_server.py` process, killed on drop.
+pub struct Upstream {
+    child: Child,
+    pub port: u16,
+    events: std_mpsc::Receiver<String>,
+}
+
+impl Upstream {
+    pub fn start(args: &[&str]) -> Upstream {
+        let dir = env!("CARGO_MANIFEST_DIR");
+        let python =
+            std::env::var("QUIVER_PYTHON").unwrap_or_else(|_| format!("{dir}/../.venv/bin/python"));
+        let mut child = Command::new(&python)
+            .arg(format!("{dir}/tests/flight_server.py"))
+            .args(["--lifetime", "170"])
+            .args(args)
+            .stdout(Stdio::piped())
+            .stdin(Stdio::null())
+            .spawn()
+            .unwrap_or_else(|e| panic!("cannot start {python} (run pkg-scripts/setup.sh): {e}"));
+        let stdout = child.stdout.take().expect("stdout is piped");
+        let (tx, events) = std_mpsc::channel();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stdout).lines() {
+                let Ok(line) = line else { break };
+                if tx.send(line).is_err() {
+                    break;
+                }
+            }
+        });
+        let first = events
+            .recv_timeout(WAIT)
+            .expect("flight_server.py printed its port");
+        let port = first
+            .strip_prefix("PORT ")
+            .and_then(|p| p.parse().ok())
+            .unwrap_or_else(|| panic!("expected PORT <n>, found {first:?}"));
+        Upstream {
+            child,
+            port,
+            events,
+        }
+    }
+
+    pub fn location(&self) -> String {
+        format!("grpc://127.0.0.1:{}", self.port)
+    }
+
+    /// Waits up to `within` for the server to print `line`.
+    pub fn saw(&self, line: &str, within: Duration) -> bool {
+        let deadline = Instant::now() + within;
+        while let Some(left) = deadline.checked_duration_since(Instant::now()) {
+            match self.events.recv_timeout(left) {
+                Ok(l) if l == line => return true,
+                Ok(_) => {}
+                Err(_) => return false,
+            }
+        }
+        false
+    }
+}
+
+impl Drop for Upstream {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// A test configuration: small segments and window, so that messages span frames and
+/// credit runs out during a stream.
+pub fn config(upstream: &Upstream) -> Config {
+    let mut c = Config::new(upstream.location());
+    c.max_segment_bytes = 64 << 10;
+    c.credit_window = 256 << 10;
+    c
+}
+
+/// Starts a gateway on an ephemeral port.
+pub async fn gateway(config: Config) -> SocketAddr {
+    let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind");
+    let addr = listener.local_addr().expect("addr");
+    tokio::spawn(quiver_gateway::serve(config, listener));
+    addr
+}
+
+pub enum Event {
+    Json(ServerMessage),
+    Frame {
+        stream: u32,
+        kind: FrameKind,
+        first: bool,
+        last: bool,
+        app_metadata: Vec<u8>,
+        ipc: Vec<u8>,
+    },
+    Closed(Option<(u16, String)>),
+}
+
+/// What one DoGet delivered.
+#[derive(Default, Debug)]
+pub struct Download {
+    pub ipc: Vec<u8>,
+    pub frames: usize,
+    pub largest_frame: usize,
+    pub code: i32,
+    pub message: String,
+}
+
+impl Download {
+    pub fn batches(&self) -> Vec<RecordBatch> {
+        decode(&self.ipc)
+    }
+}
+
+pub fn decode(ipc: &[u8]) -> Vec<RecordBatch> {
+    arrow_ipc::reader::StreamReader::try_new(Cursor::new(ipc), None)
+        .expect("IPC stream")
+        .collect::<Result<_, _>>()
+        .expect("valid batches")
+}
+
+pub struct Ws {
+    ws: WebSocketStream<MaybeTlsStream<TcpStream>>,
+    pub hello: ServerMessage,
+}
+
+impl Ws {
+    pub async fn connect(
+        addr: SocketAddr,
+        origin: Option<&str>,
+    ) -> Result<Ws, tokio_tungstenite::tungstenite::Error> {
+        let mut req = format!("ws://{addr}/flight").into_client_request()?;
+        req.headers_mut().insert(
+            "sec-websocket-protocol",
+            HeaderValue::from_static(SUBPROTOCOL),
+        );
+        if let Some(origin) = origin {
+            req.headers_mut()
+                .insert("origin", HeaderValue::from_str(origin).expect("origin"));
+        }
+        let (ws, _) = tokio_tungstenite::connect_async(req).await?;
+        let mut ws = Ws {
+            ws,
+            hello: ServerMessage::Error {
+                message: String::new(),
+            },
+        };
+        match ws.next().await {
+            Event::Json(hello @ ServerMessage::Hello { .. }) => ws.hello = hello,
+            _ => panic!("expected hello first"),
+        }
+        Ok(ws)
+    }
+
+    pub async fn send(&mut self, msg: ClientMessage) {
+        self.send_raw(Message::Text(msg.to_json().expect("json").into()))
+            .await;
+    }
+
+    pub async fn send_raw(&mut self, msg: Message) {
+        self.ws.send(msg).await.expect("send");
+    }
+
+    pub async fn next(&mut self) -> Event {
+        loop {
+            let msg = tokio::time::timeout(WAIT, self.ws.next())
+                .await
+                .expect("gateway answered in time");
+            return match msg {
+                None | Some(Err(_)) => Event::Closed(None),
+                Some(Ok(Message::Close(frame))) => {
+                    Event::Closed(frame.map(|f| (f.code.into(), f.reason.to_string())))
+                }
+                Some(Ok(Message::Text(t))) => {
+                    Event::Json(ServerMessage::from_json(&t).expect("server JSON"))
+                }
+                Some(Ok(Message::Binary(b))) => {
+                    let f = Frame::decode(&b, usize::MAX).expect("valid frame");
+                    Event::Frame {
+                        stream: f.stream,
+                        kind: f.kind,
+                        first: f.flags.first,
+                        last: f.flags.last,
+                        app_metadata: f.app_metadata.to_vec(),
+                        ipc: f.ipc.to_vec(),
+                    }
+                }
+                Some(Ok(_)) => continue,
+            };
+        }
+    }
+
+    /// The status of `stream`, skipping anything else.
+    pub async fn status(&mut self, stream: u32) -> (i32, String) {
+        loop {
+            if let Event::Json(ServerMessage::Status {
+                stream: s,
+                code,
+                message,
+                ..
+            }) = self.next().await
+            {
+                if s == stream {
+                    return (code, message);
+                }
+            }
+        }
+    }
+
+    pub async fn do_get(
+        &mut self,
+        stream: u32,
+        ticket: &str,
+        location: Option<String>,
+    ) -> Download {
+        self.send(ClientMessage::DoGet {
+            stream,
+            ticket: ticket.as_bytes().to_vec(),
+            location,
+            credit: None,
+        })
+        .await;
+        self.collect(&[stream])
+            .await
+            .remove(&stream)
+            .expect("download")
+    }
+
+    /// Reads the streams until each has its status, granting back each frame's bytes.
+    pub async fn collect(&mut self, streams: &[u32]) -> HashMap<u32, Download> {
+        let mut out: HashMap<u32, Download> =
+            streams.iter().map(|s| (*s, Download::default())).collect();
+        // Checks that the FIRST/LAST flags match the IPC message boundaries.
+        let mut splitters: HashMap<u32, Splitter> = streams
+            .iter()
+            .map(|s| (*s, Splitter::new(1 << 30)))
+            .collect();
+        let mut open = streams.len();
+        while open > 0 {
+            match self.next().await {
+                Event::Frame {
+                    stream,
+                    kind,
+                    first,
+                    last,
+                    app_metadata,
+                    ipc,
+                } => {
+                    let d = out.get_mut(&stream).expect("frame for a stream we opened");
+                    let s = splitters.get_mut(&stream).expect("splitter");
+                    if kind == FrameKind::Data {
+                        s.check_first(first).expect("FIRST on a message boundary");
+                        s.push(&ipc, &mut Vec::new()).expect("valid IPC");
+                        s.check_last(last).expect("LAST on a message boundary");
+                    }
+                    let size = app_metadata.len() + ipc.len();
+                    d.frames += 1;
+                    d.largest_frame = d.largest_frame.max(size);
+                    d.ipc.extend_from_slice(&ipc);
+                    self.send(ClientMessage::Credit {
+                        stream,
+                        bytes: size as u64,
+                    })
+                    .await;
+                }
+                Event::Json(ServerMessage::Status {
+                    stream,
+                    code,
+                    message,
+                    ..
+                }) => {
+                    if let Some(d) = out.get_mut(&stream) {
+                        d.code = code;
+                        d.message = message;
+                        open -= 1;
+                    }
+                }
+                Event::Json(_) => {}
+                Event::Closed(c) => panic!("connection closed: {c:?}"),
+            }
+        }
+        out
+    }
+
+    /// pyarrow's own IPC stream for `ticket` (the server's "dump" action).
+    pub async fn reference(&mut self, stream: u32, ticket: &str) -> Vec<RecordBatch> {
+        self.send(ClientMessage::DoAction {
+            stream,
+            action: "dump".into(),
+            body: ticket.as_bytes().to_vec(),
+        })
+        .await;
+        let mut body = None;
+        loop {
+            match self.next().await {
+                Event::Json(ServerMessage::Result { body: b, .. }) => body = Some(b),
+                Event::Json(ServerMessage::Status { code, message, .. }) => {
+                    assert_eq!(code, 0, "dump failed: {message}");
+                    break;
+                }
+                _ => {}
+            }
+        }
+        decode(&body.expect("dump result"))
+    }
+}
