@@ -5,9 +5,12 @@
 //! Both directions write into a caller-sized output and refuse to grow it, which is what
 //! stops a decompression bomb.
 
-use std::io::{Read, Write};
+use std::io::{Cursor, Read, Write};
 
+use arrow_buffer::Buffer;
 use arrow_ipc::CompressionType;
+use lz4_flex::frame::FrameEncoder;
+use ruzstd::encoding::{CompressionLevel, FrameCompressor, MatchGeneratorDriver};
 
 use super::error::{QuiverError, Result};
 
@@ -46,11 +49,17 @@ impl Compression {
 }
 
 /// Codec state kept for the life of a stream, so each buffer does not pay for a new
-/// decoder's tables.
+/// decoder's tables or a new encoder's window and hash tables.
 #[derive(Default)]
 pub struct Codecs {
     zstd: ruzstd::decoding::FrameDecoder,
+    lz4_encoder: Option<FrameEncoder<Vec<u8>>>,
+    zstd_encoder: Option<ZstdEncoder>,
 }
+
+/// ruzstd's compressor owns its source, so the source is a cursor over a shared
+/// [`Buffer`] (no copy) and is taken back after each frame.
+type ZstdEncoder = FrameCompressor<Cursor<Buffer>, Vec<u8>, MatchGeneratorDriver>;
 
 impl Codecs {
     /// Decompresses `input` into exactly `output.len()` bytes. Output that would be shorter
@@ -85,30 +94,42 @@ impl Codecs {
         Ok(())
     }
 
-    /// Appends the compressed form of `input` to `output`.
+    /// Appends the compressed form of `input` to `output`, as one LZ4 or ZSTD frame.
+    ///
+    /// ZSTD always compresses at ruzstd's `Fastest` level (about zstd level 1): ruzstd 0.9
+    /// implements no other level, so writers accept a `zstdLevel` but cannot honour it yet.
     pub fn compress(
         &mut self,
         codec: Compression,
-        input: &[u8],
+        input: &Buffer,
         output: &mut Vec<u8>,
     ) -> Result<()> {
         match codec {
             Compression::Lz4Frame => {
-                let mut encoder = lz4_flex::frame::FrameEncoder::new(output);
-                encoder
+                let encoder = self
+                    .lz4_encoder
+                    .get_or_insert_with(|| FrameEncoder::new(Vec::new()));
+                // The encoder writes into its own Vec; lend it `output` for this frame.
+                std::mem::swap(encoder.get_mut(), output);
+                let outcome = encoder
                     .write_all(input)
-                    .and_then(|_| encoder.try_finish().map_err(std::io::Error::other))
-                    .map_err(|e| QuiverError::Codec {
-                        codec: codec.name(),
-                        detail: e.to_string(),
-                    })
+                    .and_then(|_| encoder.try_finish().map_err(std::io::Error::other));
+                std::mem::swap(encoder.get_mut(), output);
+                outcome.map_err(|e| QuiverError::Codec {
+                    codec: codec.name(),
+                    detail: e.to_string(),
+                })
             }
             Compression::Zstd => {
-                ruzstd::encoding::compress(
-                    input,
-                    output,
-                    ruzstd::encoding::CompressionLevel::Fastest,
-                );
+                let encoder = self
+                    .zstd_encoder
+                    .get_or_insert_with(|| FrameCompressor::new(CompressionLevel::Fastest));
+                encoder.set_source(Cursor::new(input.clone()));
+                encoder.set_drain(std::mem::take(output));
+                encoder.compress();
+                // Release the source so the caller's buffer is unshared again.
+                encoder.take_source();
+                *output = encoder.take_drain().unwrap_or_default();
                 Ok(())
             }
         }
@@ -146,7 +167,9 @@ mod tests {
             .collect();
         let mut codecs = Codecs::default();
         let mut packed = Vec::new();
-        codecs.compress(codec, &data, &mut packed).unwrap();
+        codecs
+            .compress(codec, &Buffer::from(data.as_slice()), &mut packed)
+            .unwrap();
         assert!(packed.len() < data.len());
         let mut out = vec![0; data.len()];
         codecs.decompress(codec, &packed, &mut out).unwrap();
@@ -154,6 +177,12 @@ mod tests {
         // The same state decodes a second buffer.
         codecs.decompress(codec, &packed, &mut out).unwrap();
         assert_eq!(out, data);
+        // The same state encodes a second buffer into the same frame, after what is there.
+        let mut twice = vec![9u8];
+        codecs
+            .compress(codec, &Buffer::from(data.as_slice()), &mut twice)
+            .unwrap();
+        assert_eq!((twice[0], &twice[1..]), (9, packed.as_slice()));
     }
 
     #[test]
@@ -170,7 +199,9 @@ mod tests {
         let data = vec![7u8; 1 << 20];
         let mut codecs = Codecs::default();
         let mut packed = Vec::new();
-        codecs.compress(codec, &data, &mut packed).unwrap();
+        codecs
+            .compress(codec, &Buffer::from(data.as_slice()), &mut packed)
+            .unwrap();
         // Declared 1 KiB, but the frame expands to 1 MiB.
         let mut out = vec![0; 1024];
         let err = codecs.decompress(codec, &packed, &mut out).unwrap_err();
@@ -192,7 +223,11 @@ mod tests {
         let mut codecs = Codecs::default();
         let mut packed = Vec::new();
         codecs
-            .compress(Compression::Lz4Frame, &[1, 2, 3], &mut packed)
+            .compress(
+                Compression::Lz4Frame,
+                &Buffer::from(&[1u8, 2, 3]),
+                &mut packed,
+            )
             .unwrap();
         let mut out = vec![0; 10];
         let err = codecs

@@ -33,6 +33,9 @@ pub enum QuiverError {
     /// The caller used the API in a way it does not allow.
     #[error("{0}")]
     Usage(String),
+    /// A broken invariant inside Quiver: a bug to report, never the caller's fault.
+    #[error("internal error (please report): {0}")]
+    Internal(String),
     /// An error reported by arrow-rs (boxed: it is large and rare).
     #[error(transparent)]
     Arrow(Box<ArrowError>),

@@ -5,8 +5,12 @@ pub mod error;
 pub mod limits;
 pub mod reader;
 pub mod stats;
+#[cfg(feature = "writer")]
+pub mod writer;
 
 pub use error::{QuiverError, Result};
 pub use limits::ReadLimits;
 pub use reader::StreamDecoder;
 pub use stats::ReadStats;
+#[cfg(feature = "writer")]
+pub use writer::{Chunks, StreamEncoder, WriteOptions};

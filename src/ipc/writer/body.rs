@@ -1,0 +1,476 @@
+//! The body of a record batch or dictionary message, planned as parts that point into
+//! the arrays' own buffers, so that each byte is read once, when it is written out.
+//!
+//! This mirrors arrow-ipc's `write_array_data`, which materializes rebased offsets and
+//! shifted bitmaps of sliced arrays into new buffers before copying them into a growing
+//! body `Vec`. Here a sliced array costs no copy: offsets are rebased and bits are shifted
+//! while they are written into the chunk.
+
+use arrow_buffer::bit_chunk_iterator::BitChunks;
+use arrow_buffer::Buffer;
+use arrow_data::ArrayData;
+use arrow_ipc::FieldNode;
+use arrow_schema::DataType;
+
+use crate::ipc::error::{QuiverError, Result};
+
+/// Where a part's bytes go: a chunk, or a scratch `Vec` that is compressed next.
+pub(crate) trait Sink {
+    fn put(&mut self, bytes: &[u8]) -> Result<()>;
+}
+
+impl Sink for Vec<u8> {
+    fn put(&mut self, bytes: &[u8]) -> Result<()> {
+        self.extend_from_slice(bytes);
+        Ok(())
+    }
+}
+
+/// One body buffer, as it will be written.
+pub(crate) enum Part {
+    /// Bytes written as they are.
+    Bytes(Buffer),
+    /// `n` zero bytes (an empty buffer, or the single offset of an empty list).
+    Zeros(usize),
+    /// Little-endian integers of `width` bytes, each written as `min(value - base, max)`:
+    /// sliced offsets rebased to 0, and sliced run ends cut at the slice's length.
+    Ints {
+        source: Buffer,
+        width: usize,
+        base: i64,
+        max: i64,
+    },
+    /// `len` bits from bit `offset` of `source`, shifted to start at bit 0.
+    Bits {
+        source: Buffer,
+        offset: usize,
+        len: usize,
+    },
+}
+
+/// Transformed parts go through a stack block of this size on their way to the sink.
+const BLOCK: usize = 512;
+
+impl Part {
+    /// The unpadded length in bytes.
+    pub(crate) fn len(&self) -> usize {
+        match self {
+            Part::Bytes(b) => b.len(),
+            Part::Zeros(n) => *n,
+            Part::Ints { source, .. } => source.len(),
+            Part::Bits { len, .. } => len.div_ceil(8),
+        }
+    }
+
+    /// The part as it is stored, if it needs no transformation.
+    pub(crate) fn as_buffer(&self) -> Option<&Buffer> {
+        match self {
+            Part::Bytes(b) => Some(b),
+            _ => None,
+        }
+    }
+
+    pub(crate) fn write(&self, sink: &mut impl Sink) -> Result<()> {
+        match self {
+            Part::Bytes(b) => sink.put(b),
+            Part::Zeros(n) => {
+                let zeros = [0u8; 8];
+                (0..*n)
+                    .step_by(8)
+                    .try_for_each(|at| sink.put(&zeros[..8.min(n - at)]))
+            }
+            Part::Ints {
+                source,
+                width,
+                base,
+                max,
+            } => {
+                let mut block = [0u8; BLOCK];
+                for piece in source.chunks(BLOCK) {
+                    for (dst, src) in block
+                        .chunks_exact_mut(*width)
+                        .zip(piece.chunks_exact(*width))
+                    {
+                        let value = read_int(src).wrapping_sub(*base).min(*max);
+                        dst.copy_from_slice(&value.to_le_bytes()[..*width]);
+                    }
+                    sink.put(&block[..piece.len()])?;
+                }
+                Ok(())
+            }
+            Part::Bits {
+                source,
+                offset,
+                len,
+            } => {
+                let chunks = BitChunks::new(source, *offset, *len);
+                let mut block = [0u8; BLOCK];
+                let mut filled = 0;
+                for word in chunks.iter() {
+                    block[filled..filled + 8].copy_from_slice(&word.to_le_bytes());
+                    filled += 8;
+                    if filled == BLOCK {
+                        sink.put(&block)?;
+                        filled = 0;
+                    }
+                }
+                sink.put(&block[..filled])?;
+                let tail = chunks.remainder_len().div_ceil(8);
+                sink.put(&chunks.remainder_bits().to_le_bytes()[..tail])
+            }
+        }
+    }
+}
+
+/// A little-endian signed integer of 1 to 8 bytes.
+fn read_int(bytes: &[u8]) -> i64 {
+    let mut wide = [0u8; 8];
+    wide[..bytes.len()].copy_from_slice(bytes);
+    let shift = 64 - 8 * bytes.len() as u32;
+    // Shift up and back down to sign-extend.
+    (i64::from_le_bytes(wide) << shift) >> shift
+}
+
+/// The nodes, buffers and variadic counts of one message body.
+#[derive(Default)]
+pub(crate) struct BodyPlan {
+    pub(crate) nodes: Vec<FieldNode>,
+    pub(crate) parts: Vec<Part>,
+    pub(crate) variadic_counts: Vec<i64>,
+}
+
+impl BodyPlan {
+    /// Empties the plan, keeping its capacity for the next message.
+    pub(crate) fn clear(&mut self) {
+        self.nodes.clear();
+        self.parts.clear();
+        self.variadic_counts.clear();
+    }
+
+    /// Plans one column (or a dictionary's values); `name` is the field named in errors.
+    pub(crate) fn add(&mut self, data: &ArrayData, name: &str) -> Result<()> {
+        let data_type = data.data_type();
+        let (offset, len) = (data.offset(), data.len());
+        let null_count = match data_type {
+            DataType::Null => len,
+            _ => data.null_count(),
+        };
+        self.nodes
+            .push(FieldNode::new(len as i64, null_count as i64));
+        // IPC V5 gives null, union and run-end encoded arrays no validity buffer.
+        if !matches!(
+            data_type,
+            DataType::Null | DataType::Union(..) | DataType::RunEndEncoded(..)
+        ) {
+            match data.nulls() {
+                Some(nulls) if nulls.null_count() > 0 => {
+                    self.add_bits(nulls.buffer(), nulls.offset(), nulls.len())?
+                }
+                _ => self.parts.push(Part::Zeros(0)),
+            }
+        }
+        match data_type {
+            DataType::Null => {}
+            DataType::Boolean => self.add_bits(buffer(data, 0)?, offset, len)?,
+            DataType::Utf8 | DataType::Binary => self.add_bytes(data, 4)?,
+            DataType::LargeUtf8 | DataType::LargeBinary => self.add_bytes(data, 8)?,
+            DataType::Utf8View | DataType::BinaryView => {
+                self.add_fixed(data, 16)?;
+                let data_buffers = data.buffers().get(1..).unwrap_or_default();
+                self.parts
+                    .extend(data_buffers.iter().cloned().map(Part::Bytes));
+                self.variadic_counts.push(data_buffers.len() as i64);
+            }
+            DataType::List(field) | DataType::Map(field, _) => {
+                let (start, end) = self.add_offsets(data, 4)?;
+                self.add(&slice_child(data, start, end - start)?, field.name())?;
+            }
+            DataType::LargeList(field) => {
+                let (start, end) = self.add_offsets(data, 8)?;
+                self.add(&slice_child(data, start, end - start)?, field.name())?;
+            }
+            DataType::FixedSizeList(field, size) => {
+                let size = usize::try_from(*size).unwrap_or_default();
+                self.add(&slice_child(data, offset * size, len * size)?, field.name())?;
+            }
+            DataType::Struct(fields) => {
+                // Struct children are sliced along with their parent.
+                for (child, field) in data.child_data().iter().zip(fields.iter()) {
+                    self.add(child, field.name())?;
+                }
+            }
+            DataType::RunEndEncoded(_, values) => self.add_run_end_encoded(data, values.name())?,
+            DataType::Dictionary(key, _) => {
+                // Only the keys: the values travel in dictionary messages.
+                self.add_fixed(data, key.primitive_width().unwrap_or_default())?
+            }
+            DataType::FixedSizeBinary(width) => {
+                self.add_fixed(data, usize::try_from(*width).unwrap_or_default())?
+            }
+            other => match other.primitive_width() {
+                Some(width) => self.add_fixed(data, width)?,
+                None => return Err(unsupported(name, other)),
+            },
+        }
+        Ok(())
+    }
+
+    fn add_bits(&mut self, source: &Buffer, offset: usize, len: usize) -> Result<()> {
+        let needed = offset
+            .checked_add(len)
+            .map(|end| end.div_ceil(8))
+            .filter(|&bytes| bytes <= source.len());
+        if needed.is_none() {
+            return Err(too_short(source.len(), offset / 8, len.div_ceil(8) + 1));
+        }
+        self.parts.push(if offset.is_multiple_of(8) {
+            Part::Bytes(slice(source, offset / 8, len.div_ceil(8))?)
+        } else {
+            Part::Bits {
+                source: source.clone(),
+                offset,
+                len,
+            }
+        });
+        Ok(())
+    }
+
+    /// The values of a fixed-width column, `width` bytes per row.
+    fn add_fixed(&mut self, data: &ArrayData, width: usize) -> Result<()> {
+        let values = slice(buffer(data, 0)?, data.offset() * width, data.len() * width)?;
+        self.parts.push(Part::Bytes(values));
+        Ok(())
+    }
+
+    /// Offsets rebased to start at 0, then the value bytes they cover.
+    fn add_bytes(&mut self, data: &ArrayData, width: usize) -> Result<()> {
+        let (start, end) = self.add_offsets(data, width)?;
+        let values = slice(buffer(data, 1)?, start, end - start)?;
+        self.parts.push(Part::Bytes(values));
+        Ok(())
+    }
+
+    /// Plans the offsets of `data` and returns the range of child positions they cover.
+    fn add_offsets(&mut self, data: &ArrayData, width: usize) -> Result<(usize, usize)> {
+        if data.is_empty() {
+            // The spec wants N + 1 offsets, so an empty array still gets one 0.
+            self.parts.push(Part::Zeros(width));
+            return Ok((0, 0));
+        }
+        let source = slice(
+            buffer(data, 0)?,
+            data.offset() * width,
+            (data.len() + 1) * width,
+        )?;
+        let first = read_int(&source[..width]);
+        let last = read_int(&source[source.len() - width..]);
+        let (Ok(start), Ok(end)) = (usize::try_from(first), usize::try_from(last)) else {
+            return Err(QuiverError::Usage(format!(
+                "offsets run from {first} to {last}; expected non-negative offsets"
+            )));
+        };
+        if end < start {
+            return Err(QuiverError::Usage(format!(
+                "offsets run backwards, from {start} to {end}"
+            )));
+        }
+        self.parts.push(if first == 0 {
+            Part::Bytes(source)
+        } else {
+            Part::Ints {
+                source,
+                width,
+                base: first,
+                max: i64::MAX,
+            }
+        });
+        Ok((start, end))
+    }
+
+    /// Only the runs a sliced run-end encoded array covers, with run ends rebased to the
+    /// slice and the last one cut at its length (arrow-ipc builds new arrays for this).
+    fn add_run_end_encoded(&mut self, data: &ArrayData, values_name: &str) -> Result<()> {
+        let ends = child(data, 0)?;
+        let width = ends.data_type().primitive_width().unwrap_or(8);
+        let ends_bytes = slice(buffer(ends, 0)?, ends.offset() * width, ends.len() * width)?;
+        let end_at = |i: usize| read_int(&ends_bytes[i * width..(i + 1) * width]);
+        let (offset, len) = (data.offset() as i64, data.len() as i64);
+        let (first, count) = if len == 0 {
+            (0, 0)
+        } else {
+            let first = partition_point(ends.len(), |i| end_at(i) <= offset);
+            let last = partition_point(ends.len(), |i| end_at(i) < offset + len);
+            if last >= ends.len() {
+                return Err(QuiverError::Usage(format!(
+                    "run ends stop before the array's end at {}",
+                    offset + len
+                )));
+            }
+            (first, last + 1 - first)
+        };
+        self.nodes.push(FieldNode::new(count as i64, 0));
+        self.parts.push(Part::Zeros(0));
+        self.parts.push(Part::Ints {
+            source: slice(&ends_bytes, first * width, count * width)?,
+            width,
+            base: offset,
+            max: len,
+        });
+        let values = child(data, 1)?;
+        self.add(&slice_array(values, first, count)?, values_name)
+    }
+}
+
+/// The first index in `0..n` where `before` turns false (`before` must be monotone).
+fn partition_point(n: usize, before: impl Fn(usize) -> bool) -> usize {
+    let (mut lo, mut hi) = (0, n);
+    while lo < hi {
+        let mid = lo + (hi - lo) / 2;
+        if before(mid) {
+            lo = mid + 1;
+        } else {
+            hi = mid;
+        }
+    }
+    lo
+}
+
+fn unsupported(name: &str, data_type: &DataType) -> QuiverError {
+    QuiverError::Unsupported(format!(
+        "field \"{name}\" has type {data_type}, which Quiver's writer cannot write yet"
+    ))
+}
+
+/// Whether the writer can write `data_type`; names the first field it cannot.
+pub(crate) fn check_type(name: &str, data_type: &DataType) -> Result<()> {
+    match data_type {
+        DataType::Union(..) | DataType::ListView(_) | DataType::LargeListView(_) => {
+            Err(unsupported(name, data_type))
+        }
+        DataType::Dictionary(_, values) if matches!(**values, DataType::Dictionary(..)) => {
+            Err(QuiverError::Unsupported(format!(
+                "field \"{name}\" is a dictionary of dictionaries, which IPC cannot describe"
+            )))
+        }
+        DataType::Dictionary(_, values) => check_type(name, values),
+        DataType::Struct(fields) => fields
+            .iter()
+            .try_for_each(|f| check_type(f.name(), f.data_type())),
+        DataType::List(f)
+        | DataType::LargeList(f)
+        | DataType::FixedSizeList(f, _)
+        | DataType::Map(f, _) => check_type(f.name(), f.data_type()),
+        DataType::RunEndEncoded(ends, values) => {
+            check_type(ends.name(), ends.data_type())?;
+            check_type(values.name(), values.data_type())
+        }
+        _ => Ok(()),
+    }
+}
+
+fn buffer(data: &ArrayData, index: usize) -> Result<&Buffer> {
+    data.buffers().get(index).ok_or_else(|| {
+        QuiverError::Usage(format!(
+            "a {} array has {} buffers, expected at least {}",
+            data.data_type(),
+            data.buffers().len(),
+            index + 1
+        ))
+    })
+}
+
+fn child(data: &ArrayData, index: usize) -> Result<&ArrayData> {
+    data.child_data().get(index).ok_or_else(|| {
+        QuiverError::Usage(format!(
+            "a {} array has {} children, expected at least {}",
+            data.data_type(),
+            data.child_data().len(),
+            index + 1
+        ))
+    })
+}
+
+fn slice_child(data: &ArrayData, start: usize, len: usize) -> Result<ArrayData> {
+    slice_array(child(data, 0)?, start, len)
+}
+
+/// `ArrayData::slice`, which panics out of bounds, after a bounds check.
+fn slice_array(data: &ArrayData, start: usize, len: usize) -> Result<ArrayData> {
+    match start.checked_add(len) {
+        Some(end) if end <= data.len() => Ok(data.slice(start, len)),
+        _ => Err(QuiverError::Usage(format!(
+            "a child {} array of {} rows is too short for rows {start}..{}",
+            data.data_type(),
+            data.len(),
+            start.saturating_add(len)
+        ))),
+    }
+}
+
+/// `Buffer::slice_with_length`, which panics out of bounds, after a bounds check.
+fn slice(source: &Buffer, start: usize, len: usize) -> Result<Buffer> {
+    match start.checked_add(len) {
+        Some(end) if end <= source.len() => Ok(source.slice_with_length(start, len)),
+        _ => Err(too_short(source.len(), start, len)),
+    }
+}
+
+fn too_short(has: usize, start: usize, len: usize) -> QuiverError {
+    QuiverError::Usage(format!(
+        "an array buffer of {has} bytes is too short for bytes {start}..{}",
+        start.saturating_add(len)
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn written(part: &Part) -> Vec<u8> {
+        let mut out = Vec::new();
+        part.write(&mut out).unwrap();
+        assert_eq!(out.len(), part.len());
+        out
+    }
+
+    #[test]
+    fn ints_are_rebased_and_capped() {
+        let source = Buffer::from_vec(vec![5i32, 7, 12, 40]);
+        let part = Part::Ints {
+            source,
+            width: 4,
+            base: 5,
+            max: 30,
+        };
+        let expected: Vec<u8> = [0i32, 2, 7, 30]
+            .iter()
+            .flat_map(|v| v.to_le_bytes())
+            .collect();
+        assert_eq!(written(&part), expected);
+        assert_eq!(read_int(&(-3i16).to_le_bytes()), -3);
+    }
+
+    #[test]
+    fn bits_are_shifted_to_bit_zero() {
+        // 1000 bits, so that the shift crosses a block boundary.
+        let bools: Vec<bool> = (0..1000).map(|i| i % 3 == 0 || i % 7 == 0).collect();
+        let buffer = arrow_buffer::BooleanBuffer::from(bools.as_slice()).into_inner();
+        for offset in [1, 3, 9] {
+            let len = 1000 - offset - 2;
+            let out = written(&Part::Bits {
+                source: buffer.clone(),
+                offset,
+                len,
+            });
+            for i in 0..len {
+                assert_eq!(out[i / 8] >> (i % 8) & 1 == 1, bools[offset + i], "bit {i}");
+            }
+        }
+    }
+
+    #[test]
+    fn zeros_of_any_length() {
+        assert_eq!(written(&Part::Zeros(0)), Vec::<u8>::new());
+        assert_eq!(written(&Part::Zeros(20)), vec![0; 20]);
+    }
+}

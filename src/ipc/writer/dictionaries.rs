@@ -1,0 +1,99 @@
+//! Which dictionary messages a batch needs: new dictionaries, deltas where the new
+//! values extend the ones sent, and replacements otherwise.
+//!
+//! arrow-ipc's `DictionaryTracker` decides this too, but only while it records the batch
+//! as written; sizing a write before making it needs the decision without the record.
+
+use std::collections::HashMap;
+
+use arrow_data::ArrayData;
+use arrow_schema::DataType;
+
+use crate::ipc::error::{QuiverError, Result};
+
+/// One dictionary message to write.
+pub(crate) struct Update {
+    pub(crate) id: i64,
+    /// What the message carries: all values, or only those added since the last message.
+    pub(crate) values: ArrayData,
+    pub(crate) is_delta: bool,
+    /// All values, remembered once the write succeeds.
+    full: ArrayData,
+}
+
+/// The dictionaries sent so far, by id.
+#[derive(Default)]
+pub(crate) struct Dictionaries {
+    sent: HashMap<i64, ArrayData>,
+}
+
+impl Dictionaries {
+    /// Adds the messages that `column` needs to `out`, in stream order. `ids` yields the
+    /// dictionary ids in the order the schema assigned them: depth first, children before
+    /// their parent, as arrow-ipc's schema encoder numbers them.
+    pub(crate) fn updates(
+        &self,
+        column: &ArrayData,
+        ids: &mut impl Iterator<Item = i64>,
+        out: &mut Vec<Update>,
+    ) -> Result<()> {
+        let DataType::Dictionary(..) = column.data_type() else {
+            return self.nested(column, ids, out);
+        };
+        let values = column
+            .child_data()
+            .first()
+            .ok_or_else(|| QuiverError::Usage("a dictionary array has no values".into()))?;
+        self.nested(values, ids, out)?;
+        let id = ids.next().ok_or_else(|| {
+            QuiverError::Internal(
+                "the schema numbered fewer dictionaries than the batch has".into(),
+            )
+        })?;
+        let update = |message: ArrayData, is_delta| Update {
+            id,
+            values: message,
+            is_delta,
+            full: values.clone(),
+        };
+        match self.sent.get(&id) {
+            None => out.push(update(values.clone(), false)),
+            Some(old) if ArrayData::ptr_eq(old, values) || old == values => {}
+            Some(old) if values.len() > old.len() && values.slice(0, old.len()) == *old => out
+                .push(update(
+                    values.slice(old.len(), values.len() - old.len()),
+                    true,
+                )),
+            Some(_) => out.push(update(values.clone(), false)),
+        }
+        Ok(())
+    }
+
+    fn nested(
+        &self,
+        data: &ArrayData,
+        ids: &mut impl Iterator<Item = i64>,
+        out: &mut Vec<Update>,
+    ) -> Result<()> {
+        let children = match data.data_type() {
+            DataType::Struct(_)
+            | DataType::List(_)
+            | DataType::LargeList(_)
+            | DataType::FixedSizeList(..)
+            | DataType::Map(..) => data.child_data(),
+            // Run ends are never dictionary encoded; only the values may be.
+            DataType::RunEndEncoded(..) => data.child_data().get(1..).unwrap_or_default(),
+            _ => &[],
+        };
+        children
+            .iter()
+            .try_for_each(|child| self.updates(child, ids, out))
+    }
+
+    /// Records the messages of a successful write.
+    pub(crate) fn commit(&mut self, updates: &mut Vec<Update>) {
+        for update in updates.drain(..) {
+            self.sent.insert(update.id, update.full);
+        }
+    }
+}

@@ -1,0 +1,431 @@
+//! The right-sized writer, natively: exact sizes, chunk splitting, round trips through
+//! Quiver's own decoder, and bad input.
+#![cfg(feature = "writer")]
+
+use std::sync::Arc;
+
+use arrow_array::builder::{StringDictionaryBuilder, StringRunBuilder};
+use arrow_array::types::{Int16Type, Int32Type};
+use arrow_array::{
+    Array, ArrayRef, BooleanArray, Decimal128Array, FixedSizeListArray, Int32Array, Int64Array,
+    LargeStringArray, ListArray, RecordBatch, RecordBatchOptions, StringArray, StringViewArray,
+    StructArray, UnionArray,
+};
+use arrow_buffer::ScalarBuffer;
+use arrow_schema::{DataType, Field, Fields, Schema, UnionFields};
+use quiver::ipc::codec::Compression;
+use quiver::ipc::writer::{
+    message_size, stream_message_sizes, write_stream, ChunkSizing, Chunks, StreamEncoder,
+    WriteOptions,
+};
+use quiver::ipc::{ReadLimits, StreamDecoder};
+
+const CODECS: [Option<Compression>; 3] =
+    [None, Some(Compression::Lz4Frame), Some(Compression::Zstd)];
+
+fn options(compression: Option<Compression>) -> WriteOptions {
+    WriteOptions {
+        compression,
+        ..WriteOptions::default()
+    }
+}
+
+/// `columns` columns cycling int64, utf8 and bool, every third row null.
+fn mixed_batch(columns: usize, rows: usize) -> RecordBatch {
+    let mut fields = Vec::new();
+    let mut arrays: Vec<ArrayRef> = Vec::new();
+    for c in 0..columns {
+        let valid = |i: usize| (i + c) % 3 != 0;
+        let (data_type, array): (DataType, ArrayRef) = match c % 3 {
+            0 => (
+                DataType::Int64,
+                Arc::new(Int64Array::from_iter(
+                    (0..rows).map(|i| valid(i).then_some(i as i64 * 7 - 3)),
+                )),
+            ),
+            1 => (
+                DataType::Utf8,
+                Arc::new(StringArray::from_iter(
+                    (0..rows).map(|i| valid(i).then(|| "x".repeat(i % 13))),
+                )),
+            ),
+            _ => (
+                DataType::Boolean,
+                Arc::new(BooleanArray::from_iter(
+                    (0..rows).map(|i| valid(i).then_some(i % 5 == 0)),
+                )),
+            ),
+        };
+        fields.push(Field::new(format!("c{c}"), data_type, true));
+        arrays.push(array);
+    }
+    let options = RecordBatchOptions::new().with_row_count(Some(rows));
+    RecordBatch::try_new_with_options(Arc::new(Schema::new(fields)), arrays, &options).unwrap()
+}
+
+fn decode(bytes: &[u8]) -> Vec<RecordBatch> {
+    let mut decoder = StreamDecoder::new(ReadLimits::default());
+    decoder.push(bytes).unwrap();
+    decoder.finish().unwrap();
+    assert!(decoder.is_ended());
+    std::iter::from_fn(|| decoder.next_batch()).collect()
+}
+
+fn write_all(batches: &[RecordBatch], options: &WriteOptions) -> Vec<u8> {
+    write_stream(batches[0].schema(), batches, options)
+        .unwrap()
+        .to_vec()
+}
+
+#[test]
+fn message_size_equals_the_bytes_written() {
+    for compression in CODECS {
+        for columns in 0..=6 {
+            for rows in [0, 1, 7, 1000] {
+                let batch = mixed_batch(columns, rows);
+                let options = options(compression);
+                let mut encoder = StreamEncoder::try_new(batch.schema(), options).unwrap();
+                let predicted = encoder.message_sizes(&batch).unwrap();
+                let chunks = encoder.write(&batch).unwrap();
+                let what = format!("{compression:?}, {columns} columns, {rows} rows");
+                // One chunk per message, each exactly as long as predicted.
+                assert_eq!(
+                    chunks.lengths(),
+                    vec![
+                        predicted.schema.unwrap() as u32,
+                        predicted.record_batch as u32
+                    ],
+                    "{what}"
+                );
+                assert_eq!(
+                    message_size(&batch, &options).unwrap(),
+                    predicted.record_batch
+                );
+                // The second write has no schema message, and the same batch message size.
+                let again = encoder.message_sizes(&batch).unwrap();
+                assert_eq!(again.schema, None);
+                assert_eq!(again.record_batch, predicted.record_batch, "{what}");
+                assert_eq!(
+                    encoder.write(&batch).unwrap().lengths(),
+                    vec![again.record_batch as u32]
+                );
+                let end = encoder.finish().unwrap();
+                assert_eq!(end.to_vec(), [0xff, 0xff, 0xff, 0xff, 0, 0, 0, 0]);
+            }
+        }
+    }
+}
+
+#[test]
+fn sizes_are_multiples_of_eight_and_match_the_prefix() {
+    let batch = mixed_batch(4, 33);
+    let chunks = StreamEncoder::try_new(batch.schema(), WriteOptions::default())
+        .unwrap()
+        .write(&batch)
+        .unwrap();
+    for chunk in chunks.iter() {
+        assert_eq!(chunk.len() % 8, 0);
+        assert_eq!(&chunk[..4], &[0xff; 4]);
+        let metadata = i32::from_le_bytes(chunk[4..8].try_into().unwrap()) as usize;
+        assert_eq!((8 + metadata) % 8, 0, "the body starts on a multiple of 8");
+    }
+}
+
+#[test]
+fn round_trip_through_quivers_decoder() {
+    let batches: Vec<_> = (0..=6).map(|c| mixed_batch(c, 50)).collect();
+    for compression in CODECS {
+        for batch in &batches {
+            let bytes = write_all(&[batch.clone(), batch.slice(3, 40)], &options(compression));
+            let decoded = decode(&bytes);
+            assert_eq!(decoded.len(), 2);
+            assert_eq!(decoded[0], *batch);
+            assert_eq!(decoded[1], batch.slice(3, 40));
+        }
+    }
+}
+
+/// Batches covering nested, dictionary, view, decimal and run-end encoded columns.
+fn nested_batches() -> Vec<RecordBatch> {
+    let list = ListArray::from_iter_primitive::<Int32Type, _, _>(
+        (0..20).map(|i| (i % 4 != 1).then(|| (0..i % 5).map(Some).collect::<Vec<_>>())),
+    );
+    let strings = StringArray::from_iter((0..20).map(|i| (i % 3 != 0).then(|| format!("s{i}"))));
+    let fixed = FixedSizeListArray::new(
+        Arc::new(Field::new_list_field(DataType::Int64, true)),
+        2,
+        Arc::new(Int64Array::from_iter_values(0..40)),
+        None,
+    );
+    let structs = StructArray::from(vec![
+        (
+            Arc::new(Field::new("a", DataType::Int32, true)),
+            Arc::new(Int32Array::from_iter(
+                (0..20).map(|i| (i % 2 == 0).then_some(i)),
+            )) as ArrayRef,
+        ),
+        (
+            Arc::new(Field::new("b", DataType::LargeUtf8, true)),
+            Arc::new(LargeStringArray::from_iter_values(
+                (0..20).map(|i| "y".repeat(i % 4)),
+            )) as ArrayRef,
+        ),
+    ]);
+    let views = StringViewArray::from_iter(
+        (0..20)
+            .map(|i| (i % 5 != 0).then(|| format!("a string long enough to be out of line {i}"))),
+    );
+    let decimals = Decimal128Array::from_iter((0..20).map(|i| (i % 6 != 0).then_some(i * 1000)))
+        .with_precision_and_scale(12, 3)
+        .unwrap();
+    let mut runs = StringRunBuilder::<Int16Type>::new();
+    for i in 0..20 {
+        runs.append_option((i % 7 != 3).then(|| format!("run{}", i / 4)));
+    }
+    let runs = runs.finish();
+
+    let mut batches = Vec::new();
+    let mut dictionary = StringDictionaryBuilder::<Int32Type>::new();
+    for round in 0..3 {
+        for i in 0..20 {
+            dictionary.append_option((i % 4 != 2).then(|| format!("d{}", i + round * 7)));
+        }
+        // Keeping the values makes each batch's dictionary extend the last: a delta.
+        let dictionary = dictionary.finish_preserve_values();
+        let columns: Vec<(&str, ArrayRef)> = vec![
+            ("list", Arc::new(list.clone())),
+            ("strings", Arc::new(strings.clone())),
+            ("fixed", Arc::new(fixed.clone())),
+            ("struct", Arc::new(structs.clone())),
+            ("views", Arc::new(views.clone())),
+            ("decimals", Arc::new(decimals.clone())),
+            ("runs", Arc::new(runs.clone())),
+            ("dictionary", Arc::new(dictionary)),
+        ];
+        batches.push(RecordBatch::try_from_iter(columns).unwrap());
+    }
+    batches
+}
+
+#[test]
+fn nested_types_round_trip_whole_and_sliced() {
+    let batches = nested_batches();
+    for compression in CODECS {
+        let bytes = write_all(&batches, &options(compression));
+        assert_eq!(decode(&bytes), batches, "{compression:?}");
+        for (offset, len) in [(1, 17), (3, 0), (5, 9), (0, 20)] {
+            let sliced: Vec<_> = batches.iter().map(|b| b.slice(offset, len)).collect();
+            let bytes = write_all(&sliced, &options(compression));
+            assert_eq!(decode(&bytes), sliced, "{compression:?} {offset}+{len}");
+        }
+    }
+}
+
+#[test]
+fn dictionaries_are_sent_once_then_as_deltas() {
+    let batches = nested_batches();
+    let mut encoder = StreamEncoder::try_new(batches[0].schema(), WriteOptions::default()).unwrap();
+    let first = encoder.message_sizes(&batches[0]).unwrap();
+    assert_eq!(first.dictionaries.len(), 1);
+    let chunks = encoder.write(&batches[0]).unwrap();
+    assert_eq!(chunks.count(), 3, "schema, dictionary, batch");
+    // The same batch again needs no dictionary message.
+    assert!(encoder
+        .message_sizes(&batches[0])
+        .unwrap()
+        .dictionaries
+        .is_empty());
+    let second = encoder.message_sizes(&batches[1]).unwrap();
+    assert_eq!(second.dictionaries.len(), 1);
+    let chunks = encoder.write(&batches[1]).unwrap();
+    assert_eq!(chunks.lengths()[0] as usize, second.dictionaries[0]);
+    // A delta: the message carries only the new values, and says so.
+    let message = arrow_ipc::root_as_message(&chunks.chunk(0).unwrap()[8..]).unwrap();
+    let dictionary = message.header_as_dictionary_batch().unwrap();
+    assert!(dictionary.isDelta());
+    let old_len = batches[0].column(7).to_data().child_data()[0].len() as i64;
+    let new_len = batches[1].column(7).to_data().child_data()[0].len() as i64;
+    assert_eq!(dictionary.data().unwrap().length(), new_len - old_len);
+}
+
+#[test]
+fn max_chunk_bytes_61_splits_every_message() {
+    let batches = nested_batches();
+    for compression in CODECS {
+        let whole = write_all(&batches, &options(compression));
+        let split_options = WriteOptions {
+            max_chunk_bytes: 61,
+            ..options(compression)
+        };
+        let mut encoder = StreamEncoder::try_new(batches[0].schema(), split_options).unwrap();
+        let mut joined = Vec::new();
+        let mut writes: Vec<Chunks> = Vec::new();
+        for batch in &batches {
+            let sizes = encoder.message_sizes(batch).unwrap();
+            let chunks = encoder.write(batch).unwrap();
+            // Each message becomes full 61-byte chunks and a shorter last one.
+            let mut expected = Vec::new();
+            let messages = sizes
+                .schema
+                .into_iter()
+                .chain(sizes.dictionaries)
+                .chain([sizes.record_batch]);
+            for size in messages {
+                expected.extend(std::iter::repeat_n(61, size / 61));
+                if size % 61 != 0 {
+                    expected.push((size % 61) as u32);
+                }
+            }
+            assert_eq!(chunks.lengths(), expected, "{compression:?}");
+            writes.push(chunks);
+        }
+        writes.push(encoder.finish().unwrap());
+        for chunks in &writes {
+            let offsets = chunks.offsets();
+            for (i, chunk) in chunks.iter().enumerate() {
+                assert_eq!(
+                    offsets[i] as usize,
+                    chunks.iter().take(i).map(<[u8]>::len).sum::<usize>()
+                );
+                joined.extend_from_slice(chunk);
+            }
+        }
+        assert_eq!(joined, whole, "{compression:?}");
+    }
+}
+
+#[test]
+fn fixed_chunk_mode_writes_the_same_bytes() {
+    let batches = nested_batches();
+    let fixed = WriteOptions {
+        chunk_sizing: ChunkSizing::Fixed,
+        ..WriteOptions::default()
+    };
+    assert_eq!(
+        write_all(&batches, &fixed),
+        write_all(&batches, &WriteOptions::default())
+    );
+}
+
+#[test]
+fn uncompressed_writes_copy_each_byte_once() {
+    let batches = nested_batches();
+    let mut encoder = StreamEncoder::try_new(batches[0].schema(), WriteOptions::default()).unwrap();
+    let mut written = 0;
+    for batch in &batches {
+        written += encoder.write(&batch.slice(1, 15)).unwrap().byte_length() as u64;
+    }
+    written += encoder.finish().unwrap().byte_length() as u64;
+    let stats = encoder.stats();
+    assert_eq!(stats.extra_bytes_copied, 0);
+    assert_eq!(stats.bytes_written, written);
+    assert_eq!(stats.batches, 3);
+    // Schema, three batches, three dictionary messages (one new, two deltas), end.
+    assert_eq!(stats.messages, 8);
+}
+
+#[test]
+fn empty_stream_has_schema_and_end() {
+    let schema = mixed_batch(3, 0).schema();
+    let mut encoder = StreamEncoder::try_new(schema.clone(), WriteOptions::default()).unwrap();
+    let bytes = encoder.finish().unwrap().to_vec();
+    let mut decoder = StreamDecoder::new(ReadLimits::default());
+    decoder.push(&bytes).unwrap();
+    decoder.finish().unwrap();
+    assert_eq!(decoder.schema().unwrap(), &schema);
+    assert!(decoder.next_batch().is_none());
+}
+
+#[test]
+fn stream_sizes_add_up_to_the_first_write() {
+    let batches = nested_batches();
+    let sizes = stream_message_sizes(&batches[0], &WriteOptions::default()).unwrap();
+    let mut encoder = StreamEncoder::try_new(batches[0].schema(), WriteOptions::default()).unwrap();
+    assert_eq!(
+        encoder.write(&batches[0]).unwrap().byte_length(),
+        sizes.total()
+    );
+}
+
+#[test]
+fn a_batch_of_another_schema_names_the_column() {
+    let batch = mixed_batch(3, 5);
+    let mut encoder = StreamEncoder::try_new(batch.schema(), WriteOptions::default()).unwrap();
+    let other = mixed_batch(2, 5);
+    assert_eq!(
+        encoder.write(&other).unwrap_err().to_string(),
+        "the writer's schema has 3 columns, the batch has 2"
+    );
+    let renamed = RecordBatch::try_from_iter(vec![
+        ("c0", batch.column(0).clone()),
+        ("c1", batch.column(1).clone()),
+        ("other", batch.column(2).clone()),
+    ])
+    .unwrap();
+    assert_eq!(
+        encoder.write(&renamed).unwrap_err().to_string(),
+        "column 2 of the batch is \"other\": Boolean, but the writer's schema has \"c2\": Boolean"
+    );
+    // The failed writes left the stream untouched.
+    let bytes = [encoder.write(&batch).unwrap(), encoder.finish().unwrap()]
+        .iter()
+        .flat_map(Chunks::to_vec)
+        .collect::<Vec<_>>();
+    assert_eq!(decode(&bytes), vec![batch]);
+}
+
+#[test]
+fn an_unsupported_type_names_the_field() {
+    let union = UnionArray::try_new(
+        UnionFields::try_new(vec![0], vec![Field::new("i", DataType::Int32, true)]).unwrap(),
+        ScalarBuffer::from(vec![0i8, 0]),
+        None,
+        vec![Arc::new(Int32Array::from(vec![1, 2])) as ArrayRef],
+    )
+    .unwrap();
+    let schema = Schema::new(vec![Field::new(
+        "outer",
+        DataType::Struct(Fields::from(vec![Field::new(
+            "choice",
+            union.data_type().clone(),
+            false,
+        )])),
+        true,
+    )]);
+    let err = StreamEncoder::try_new(Arc::new(schema), WriteOptions::default())
+        .err()
+        .unwrap();
+    assert_eq!(
+        err.to_string(),
+        "unsupported: field \"choice\" has type Union(Sparse, 0: (\"i\": Int32)), which Quiver's writer cannot write yet"
+    );
+}
+
+#[test]
+fn bad_options_and_late_writes_are_refused() {
+    let batch = mixed_batch(1, 3);
+    let tiny = WriteOptions {
+        max_chunk_bytes: 7,
+        ..WriteOptions::default()
+    };
+    assert_eq!(
+        StreamEncoder::try_new(batch.schema(), tiny)
+            .err()
+            .unwrap()
+            .to_string(),
+        "maxChunkBytes must be between 8 and 4294967295 bytes, found 7"
+    );
+    let level = WriteOptions {
+        zstd_level: 0,
+        ..WriteOptions::default()
+    };
+    assert_eq!(
+        message_size(&batch, &level).unwrap_err().to_string(),
+        "zstdLevel must be a whole number from 1 to 22, found 0"
+    );
+    let mut encoder = StreamEncoder::try_new(batch.schema(), WriteOptions::default()).unwrap();
+    encoder.finish().unwrap();
+    let expected = "the stream is finished: finish() already wrote its end-of-stream marker";
+    assert_eq!(encoder.write(&batch).unwrap_err().to_string(), expected);
+    assert_eq!(encoder.finish().unwrap_err().to_string(), expected);
+}
