@@ -2,14 +2,13 @@
 //! Quiver's own decoder, and bad input.
 #![cfg(feature = "writer")]
 
+mod writer_data;
+
 use std::sync::Arc;
 
-use arrow_array::builder::{StringDictionaryBuilder, StringRunBuilder};
-use arrow_array::types::{Int16Type, Int32Type};
 use arrow_array::{
-    Array, ArrayRef, BooleanArray, Decimal128Array, FixedSizeListArray, Int32Array, Int64Array,
-    LargeStringArray, ListArray, RecordBatch, RecordBatchOptions, StringArray, StringViewArray,
-    StructArray, UnionArray,
+    Array, ArrayRef, BooleanArray, Int32Array, Int64Array, RecordBatch, RecordBatchOptions,
+    StringArray, UnionArray,
 };
 use arrow_buffer::ScalarBuffer;
 use arrow_schema::{DataType, Field, Fields, Schema, UnionFields};
@@ -145,71 +144,9 @@ fn round_trip_through_quivers_decoder() {
     }
 }
 
-/// Batches covering nested, dictionary, view, decimal and run-end encoded columns.
-fn nested_batches() -> Vec<RecordBatch> {
-    let list = ListArray::from_iter_primitive::<Int32Type, _, _>(
-        (0..20).map(|i| (i % 4 != 1).then(|| (0..i % 5).map(Some).collect::<Vec<_>>())),
-    );
-    let strings = StringArray::from_iter((0..20).map(|i| (i % 3 != 0).then(|| format!("s{i}"))));
-    let fixed = FixedSizeListArray::new(
-        Arc::new(Field::new_list_field(DataType::Int64, true)),
-        2,
-        Arc::new(Int64Array::from_iter_values(0..40)),
-        None,
-    );
-    let structs = StructArray::from(vec![
-        (
-            Arc::new(Field::new("a", DataType::Int32, true)),
-            Arc::new(Int32Array::from_iter(
-                (0..20).map(|i| (i % 2 == 0).then_some(i)),
-            )) as ArrayRef,
-        ),
-        (
-            Arc::new(Field::new("b", DataType::LargeUtf8, true)),
-            Arc::new(LargeStringArray::from_iter_values(
-                (0..20).map(|i| "y".repeat(i % 4)),
-            )) as ArrayRef,
-        ),
-    ]);
-    let views = StringViewArray::from_iter(
-        (0..20)
-            .map(|i| (i % 5 != 0).then(|| format!("a string long enough to be out of line {i}"))),
-    );
-    let decimals = Decimal128Array::from_iter((0..20).map(|i| (i % 6 != 0).then_some(i * 1000)))
-        .with_precision_and_scale(12, 3)
-        .unwrap();
-    let mut runs = StringRunBuilder::<Int16Type>::new();
-    for i in 0..20 {
-        runs.append_option((i % 7 != 3).then(|| format!("run{}", i / 4)));
-    }
-    let runs = runs.finish();
-
-    let mut batches = Vec::new();
-    let mut dictionary = StringDictionaryBuilder::<Int32Type>::new();
-    for round in 0..3 {
-        for i in 0..20 {
-            dictionary.append_option((i % 4 != 2).then(|| format!("d{}", i + round * 7)));
-        }
-        // Keeping the values makes each batch's dictionary extend the last: a delta.
-        let dictionary = dictionary.finish_preserve_values();
-        let columns: Vec<(&str, ArrayRef)> = vec![
-            ("list", Arc::new(list.clone())),
-            ("strings", Arc::new(strings.clone())),
-            ("fixed", Arc::new(fixed.clone())),
-            ("struct", Arc::new(structs.clone())),
-            ("views", Arc::new(views.clone())),
-            ("decimals", Arc::new(decimals.clone())),
-            ("runs", Arc::new(runs.clone())),
-            ("dictionary", Arc::new(dictionary)),
-        ];
-        batches.push(RecordBatch::try_from_iter(columns).unwrap());
-    }
-    batches
-}
-
 #[test]
 fn nested_types_round_trip_whole_and_sliced() {
-    let batches = nested_batches();
+    let batches = writer_data::nested_batches();
     for compression in CODECS {
         let bytes = write_all(&batches, &options(compression));
         assert_eq!(decode(&bytes), batches, "{compression:?}");
@@ -223,7 +160,7 @@ fn nested_types_round_trip_whole_and_sliced() {
 
 #[test]
 fn dictionaries_are_sent_once_then_as_deltas() {
-    let batches = nested_batches();
+    let batches = writer_data::nested_batches();
     let mut encoder = StreamEncoder::try_new(batches[0].schema(), WriteOptions::default()).unwrap();
     let first = encoder.message_sizes(&batches[0]).unwrap();
     assert_eq!(first.dictionaries.len(), 1);
@@ -250,7 +187,7 @@ fn dictionaries_are_sent_once_then_as_deltas() {
 
 #[test]
 fn max_chunk_bytes_61_splits_every_message() {
-    let batches = nested_batches();
+    let batches = writer_data::nested_batches();
     for compression in CODECS {
         let whole = write_all(&batches, &options(compression));
         let split_options = WriteOptions {
@@ -296,7 +233,7 @@ fn max_chunk_bytes_61_splits_every_message() {
 
 #[test]
 fn fixed_chunk_mode_writes_the_same_bytes() {
-    let batches = nested_batches();
+    let batches = writer_data::nested_batches();
     let fixed = WriteOptions {
         chunk_sizing: ChunkSizing::Fixed,
         ..WriteOptions::default()
@@ -309,7 +246,7 @@ fn fixed_chunk_mode_writes_the_same_bytes() {
 
 #[test]
 fn uncompressed_writes_copy_each_byte_once() {
-    let batches = nested_batches();
+    let batches = writer_data::nested_batches();
     let mut encoder = StreamEncoder::try_new(batches[0].schema(), WriteOptions::default()).unwrap();
     let mut written = 0;
     for batch in &batches {
@@ -338,7 +275,7 @@ fn empty_stream_has_schema_and_end() {
 
 #[test]
 fn stream_sizes_add_up_to_the_first_write() {
-    let batches = nested_batches();
+    let batches = writer_data::nested_batches();
     let sizes = stream_message_sizes(&batches[0], &WriteOptions::default()).unwrap();
     let mut encoder = StreamEncoder::try_new(batches[0].schema(), WriteOptions::default()).unwrap();
     assert_eq!(
