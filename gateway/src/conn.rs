@@ -25,6 +25,7 @@ use crate::credit::SharedCredit;
 use crate::doget::DoGet;
 use crate::doput::{send_json, DoPut, Upload};
 use crate::http::Shared;
+use crate::upstream::Pool;
 
 /// Messages queued for the socket; a full queue pauses the stream tasks.
 const OUT_QUEUE: usize = 16;
@@ -74,6 +75,7 @@ pub(crate) async fn run(socket: WebSocket, shared: Arc<Shared>) {
         token: None,
         streams: HashMap::new(),
         ids: StreamIds::default(),
+        pool: Pool::default(),
         done_tx,
     };
     let close = conn.serve(stream, done_rx).await;
@@ -140,6 +142,7 @@ struct Conn {
     token: Option<String>,
     streams: HashMap<u32, Entry>,
     ids: StreamIds,
+    pool: Pool,
     done_tx: mpsc::UnboundedSender<(u32, Result<(), Status>)>,
 }
 
@@ -274,7 +277,7 @@ impl Conn {
             ClientMessage::DoGet { location, .. } => location.as_deref(),
             _ => None,
         };
-        let client = match self.shared.upstreams.client(location) {
+        let client = match self.shared.upstreams.client(&mut self.pool, location) {
             Ok(c) => c,
             Err(status) => return self.send(&status_message(stream, &status)).await,
         };

@@ -1,10 +1,14 @@
-//! Which Flight servers the gateway may dial, and one lazily connected gRPC channel per
-//! server. A FlightInfo can name any location; only the upstream and the
-//! `--allow-location` list are ever dialled, so that clients cannot make the gateway
-//! reach arbitrary hosts (SSRF).
+//! Which Flight servers the gateway may dial, and the gRPC channels to them. A FlightInfo
+//! can name any location; only the upstream and the `--allow-location` list are ever
+//! dialled, so that clients cannot make the gateway reach arbitrary hosts (SSRF).
+//!
+//! Each WebSocket connection has its own channels ([`Pool`]). On a shared HTTP/2
+//! connection, data a stalled stream has not read still counts against the connection's
+//! flow-control window, so one client that stops granting credit would stall every
+//! other client's streams. Per-client connections confine that to the client, and the
+//! connection window is sized so that its own streams cannot starve each other.
 
 use std::collections::HashMap;
-use std::sync::Mutex;
 
 use arrow_flight::flight_service_client::FlightServiceClient;
 use tonic::metadata::MetadataValue;
@@ -18,11 +22,20 @@ pub(crate) type Client = FlightServiceClient<Channel>;
 /// Flight's "same server as the FlightInfo" location.
 const REUSE_CONNECTION: &str = "arrow-flight-reuse-connection://?";
 
+/// HTTP/2 flow-control window of one upstream stream: what a stalled stream may hold.
+const STREAM_WINDOW: u32 = 2 << 20;
+
 pub(crate) struct Upstreams {
     default: String,
     allowed: Vec<String>,
     max_message_bytes: usize,
-    clients: Mutex<HashMap<String, Client>>,
+    connection_window: u32,
+}
+
+/// One WebSocket connection's channels, by location.
+#[derive(Default)]
+pub(crate) struct Pool {
+    clients: HashMap<String, Client>,
 }
 
 impl Upstreams {
@@ -38,12 +51,12 @@ impl Upstreams {
             default,
             allowed,
             max_message_bytes: config.max_message_bytes,
-            clients: Mutex::new(HashMap::new()),
+            connection_window: STREAM_WINDOW.saturating_mul(config.max_streams.max(1)),
         }
     }
 
     /// The client for `location` (the upstream when absent), if it is allowed.
-    pub fn client(&self, location: Option<&str>) -> Result<Client, Status> {
+    pub fn client(&self, pool: &mut Pool, location: Option<&str>) -> Result<Client, Status> {
         let key = match location {
             None | Some("") | Some(REUSE_CONNECTION) => self.default.clone(),
             Some(l) => normalize(l),
@@ -54,21 +67,19 @@ impl Upstreams {
                 location.unwrap_or_default()
             )));
         }
-        let mut clients = self
-            .clients
-            .lock()
-            .map_err(|_| Status::internal("upstream pool lock poisoned"))?;
-        if let Some(c) = clients.get(&key) {
+        if let Some(c) = pool.clients.get(&key) {
             return Ok(c.clone());
         }
         let uri = http_uri(&key)?;
         let channel = Endpoint::from_shared(uri)
             .map_err(|e| Status::invalid_argument(format!("location {key}: {e}")))?
+            .initial_stream_window_size(STREAM_WINDOW)
+            .initial_connection_window_size(self.connection_window)
             .connect_lazy();
         let client = FlightServiceClient::new(channel)
             .max_decoding_message_size(self.max_message_bytes)
             .max_encoding_message_size(self.max_message_bytes);
-        clients.insert(key, client.clone());
+        pool.clients.insert(key, client.clone());
         Ok(client)
     }
 }
@@ -113,7 +124,7 @@ mod tests {
         let u = Upstreams::new(&config);
         assert_eq!(u.default, "grpc://127.0.0.1:1000");
         assert!(u.allowed.contains(&"grpc://127.0.0.1:2000".to_string()));
-        let denied = |loc| u.client(Some(loc)).unwrap_err();
+        let denied = |loc| u.client(&mut Pool::default(), Some(loc)).unwrap_err();
         assert_eq!(
             denied("grpc://127.0.0.1:3000").code(),
             tonic::Code::PermissionDenied

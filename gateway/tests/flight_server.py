@@ -51,7 +51,7 @@ class TokenCheck(flight.ServerMiddlewareFactory):
 class Server(flight.FlightServerBase):
     def __init__(self, args):
         middleware = {"auth": TokenCheck(args.token)} if args.token else {}
-        super().__init__("grpc://127.0.0.1:0", middleware=middleware)
+        super().__init__(f"grpc://127.0.0.1:{args.port}", middleware=middleware)
         self.location = f"grpc://127.0.0.1:{self.port}"
         self.peers = args.peer
         self.options = pa.ipc.IpcWriteOptions(
@@ -131,6 +131,7 @@ def main():
     p.add_argument("--compression", choices=["none", "lz4", "zstd"], default="none")
     p.add_argument("--token")
     p.add_argument("--peer", action="append", default=[])
+    p.add_argument("--port", type=int, default=0)
     p.add_argument("--lifetime", type=float, default=180)
     args = p.parse_args()
     server = Server(args)

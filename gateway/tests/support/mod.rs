@@ -1,6 +1,9 @@
 //! Test helpers: pyarrow Flight servers as child processes, an in-process gateway, and a
 //! small WebSocket client that speaks `quiver-flight.v1`.
 
+// Each test binary includes this module and uses a different part of it.
+#![allow(dead_code)]
+
 use std::collections::HashMap;
 use std::io::{BufRead, BufReader, Cursor};
 use std::net::SocketAddr;
@@ -108,6 +111,59 @@ pub async fn gateway(config: Config) -> SocketAddr {
     let addr = listener.local_addr().expect("addr");
     tokio::spawn(quiver_gateway::serve(config, listener));
     addr
+}
+
+/// The gateway binary as a child process (to measure its memory), killed on drop.
+pub struct GatewayProcess {
+    child: Child,
+    pub addr: SocketAddr,
+}
+
+impl GatewayProcess {
+    pub fn start(args: &[&str]) -> GatewayProcess {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_quiver-gateway"))
+            .args(["--listen", "127.0.0.1:0"])
+            .args(args)
+            .stderr(Stdio::piped())
+            .stdin(Stdio::null())
+            .spawn()
+            .expect("start quiver-gateway");
+        let stderr = child.stderr.take().expect("stderr is piped");
+        let (tx, rx) = std_mpsc::channel();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stderr).lines().map_while(Result::ok) {
+                let addr = line
+                    .strip_prefix("quiver-gateway: ws://")
+                    .and_then(|rest| rest.split_once("/flight"))
+                    .and_then(|(addr, _)| addr.parse::<SocketAddr>().ok());
+                if let Some(addr) = addr {
+                    let _ = tx.send(addr);
+                }
+            }
+        });
+        let addr = rx
+            .recv_timeout(WAIT)
+            .expect("the gateway printed its address");
+        GatewayProcess { child, addr }
+    }
+
+    /// Resident memory of the gateway process.
+    pub fn rss_bytes(&self) -> u64 {
+        let status = std::fs::read_to_string(format!("/proc/{}/status", self.child.id()))
+            .unwrap_or_default();
+        status
+            .lines()
+            .find_map(|l| l.strip_prefix("VmRSS:"))
+            .and_then(|v| v.trim().trim_end_matches(" kB").parse::<u64>().ok())
+            .map_or(0, |kb| kb * 1024)
+    }
+}
+
+impl Drop for GatewayProcess {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
 }
 
 pub enum Event {
