@@ -97,11 +97,20 @@ impl Args {
                 self.max_segment_bytes
             )));
         }
+        let upstream = self.upstream.clone().unwrap_or_default();
+        let grpc = ["grpc://", "grpc+tcp://"]
+            .iter()
+            .any(|p| upstream.starts_with(p));
+        if !self.demo && !grpc {
+            return Err(invalid(format!(
+                "--upstream must be grpc://host:port or grpc+tcp://host:port, found {upstream:?}"
+            )));
+        }
         if self.ping_interval_secs == 0 {
             return Err(invalid("--ping-interval-secs must be at least 1".into()));
         }
         Ok(Config {
-            upstream: self.upstream.clone().unwrap_or_default(),
+            upstream,
             allow_origins: self.allow_origin.clone(),
             allow_locations: self.allow_location.clone(),
             max_segment_bytes: self.max_segment_bytes,
@@ -113,5 +122,38 @@ impl Args {
             ping_interval: Duration::from_secs(self.ping_interval_secs),
             max_streams: self.max_streams,
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn config(args: &[&str]) -> io::Result<Config> {
+        Args::try_parse_from([&["quiver-gateway"], args].concat())
+            .map_err(|e| io::Error::other(e.to_string()))?
+            .to_config()
+    }
+
+    #[test]
+    fn options() {
+        let c = config(&[
+            "--upstream",
+            "grpc://127.0.0.1:9",
+            "--allow-location",
+            "grpc://h:1",
+        ])
+        .unwrap();
+        assert_eq!(c.max_segment_bytes, 1 << 20);
+        assert_eq!(c.allow_locations, ["grpc://h:1"]);
+        assert_eq!(
+            config(&["--upstream", "http://h:1"])
+                .unwrap_err()
+                .to_string(),
+            "--upstream must be grpc://host:port or grpc+tcp://host:port, found \"http://h:1\""
+        );
+        assert!(config(&[]).is_err(), "--upstream or --demo is required");
+        config(&["--demo"]).unwrap();
+        assert!(config(&["--demo", "--max-segment-bytes", "8"]).is_err());
     }
 }

@@ -16,7 +16,7 @@ use quiver::flight::frame::{Frame, FrameKind, HEADER_LEN};
 use quiver::flight::streams::StreamIds;
 use quiver::flight::{ProtocolError, VERSION};
 use tokio::sync::mpsc;
-use tokio::task::AbortHandle;
+use tokio::task::JoinHandle;
 use tonic::Status;
 
 use crate::calls;
@@ -60,7 +60,7 @@ enum Kind {
 }
 
 struct Entry {
-    task: AbortHandle,
+    task: JoinHandle<()>,
     kind: Kind,
 }
 
@@ -233,6 +233,9 @@ impl Conn {
             ClientMessage::Cancel { stream } => match self.streams.remove(&stream) {
                 Some(entry) => {
                     entry.task.abort();
+                    // Wait for the abort to land, so that no frame of the stream can
+                    // follow its status.
+                    let _ = entry.task.await;
                     let status = Status::cancelled("cancelled by the client");
                     self.send(&status_message(stream, &status)).await?;
                 }
@@ -332,8 +335,7 @@ impl Conn {
         let task = tokio::spawn(async move {
             let result = call.await;
             let _ = done.send((stream, result));
-        })
-        .abort_handle();
+        });
         self.streams.insert(stream, Entry { task, kind });
     }
 
