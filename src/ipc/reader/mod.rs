@@ -7,6 +7,7 @@
 
 mod decompress;
 mod framing;
+mod precheck;
 
 use std::collections::{HashMap, VecDeque};
 use std::mem::MaybeUninit;
@@ -17,7 +18,7 @@ use arrow_buffer::Buffer;
 use arrow_data::ArrayData;
 use arrow_ipc::reader::{read_dictionary, RecordBatchDecoder};
 use arrow_ipc::{MessageHeader, MetadataVersion};
-use arrow_schema::SchemaRef;
+use arrow_schema::{DataType, Field, SchemaRef};
 
 use crate::ipc::codec::Codecs;
 use crate::ipc::error::{QuiverError, Result};
@@ -25,6 +26,7 @@ use crate::ipc::limits::ReadLimits;
 use crate::ipc::stats::ReadStats;
 use decompress::{decompress, DictionaryHeader};
 use framing::{Framer, RawMessage};
+use precheck::precheck;
 
 /// Decodes one Arrow IPC stream, pushed in segments.
 ///
@@ -209,8 +211,10 @@ impl StreamDecoder {
                     stats.bytes_copied += plain.bytes_copied;
                     let dict = flatbuffers::root::<arrow_ipc::DictionaryBatch>(&plain.metadata)
                         .map_err(|e| QuiverError::invalid(e.to_string()))?;
+                    precheck_dictionary(dict, schema, version)?;
                     read_dictionary(&plain.body, dict, schema, dictionaries, &version)?;
                 } else {
+                    precheck_dictionary(dict, schema, version)?;
                     read_dictionary(&message.body, dict, schema, dictionaries, &version)?;
                 }
             }
@@ -224,11 +228,13 @@ impl StreamDecoder {
                     let plain = decompress(batch, &message.body, codecs, limits, None)?;
                     let batch = flatbuffers::root::<arrow_ipc::RecordBatch>(&plain.metadata)
                         .map_err(|e| QuiverError::invalid(e.to_string()))?;
+                    precheck(batch, &fields(schema), version)?;
                     let decoded = read_batch(&plain.body, batch, schema, dictionaries, version)?;
                     stats.bytes_copied +=
                         plain.bytes_copied + copied_outside(&decoded, &plain.body);
                     decoded
                 } else {
+                    precheck(batch, &fields(schema), version)?;
                     let decoded = read_batch(&message.body, batch, schema, dictionaries, version)?;
                     stats.bytes_copied += copied_outside(&decoded, &message.body);
                     decoded
@@ -251,6 +257,29 @@ fn require_schema<'a>(schema: &'a Option<SchemaRef>, what: &str) -> Result<&'a S
     schema.as_ref().ok_or_else(|| {
         QuiverError::invalid(format!("expected the schema message first, found a {what}"))
     })
+}
+
+fn fields(schema: &SchemaRef) -> Vec<&Field> {
+    schema.fields().iter().map(|f| f.as_ref()).collect()
+}
+
+/// Prechecks a dictionary batch against the value type of the dictionary it fills.
+fn precheck_dictionary(
+    dict: arrow_ipc::DictionaryBatch<'_>,
+    schema: &SchemaRef,
+    version: MetadataVersion,
+) -> Result<()> {
+    // arrow-ipc finds the dictionary's field the same way.
+    #[allow(deprecated)]
+    let field = schema.fields_with_dict_id(dict.id()).first().copied();
+    match (field.map(|f| f.data_type()), dict.data()) {
+        (Some(DataType::Dictionary(_, value)), Some(data)) => {
+            let values = Field::new("dictionary values", value.as_ref().clone(), true);
+            precheck(data, &[&values], version)
+        }
+        // arrow-ipc reports an unknown id or missing data.
+        _ => Ok(()),
+    }
 }
 
 fn read_batch(

@@ -1,0 +1,193 @@
+//! Checks that arrow-ipc would otherwise turn into panics.
+//!
+//! arrow-ipc and arrow-data assume well-formed buffers in places: a typed buffer whose
+//! length is not a multiple of its element size, a misaligned buffer, or a union node
+//! longer than its type-id buffer panics (`typed_data`, `slice_with_length`) instead of
+//! returning an error. A panic aborts a wasm instance, so every record batch is walked
+//! here first, in the order arrow-ipc consumes nodes and buffers, and refused with an
+//! error. Where the walk finds too few nodes or buffers it stops: arrow-ipc reports that.
+
+use arrow_ipc::{FieldNode, MetadataVersion};
+use arrow_schema::{DataType, Field, UnionMode};
+
+use crate::ipc::error::{QuiverError, Result};
+
+/// Walks `fields` over the nodes and buffers of `batch`.
+pub(crate) fn precheck(
+    batch: arrow_ipc::RecordBatch<'_>,
+    fields: &[&Field],
+    version: MetadataVersion,
+) -> Result<()> {
+    let mut walk = Walk {
+        nodes: batch
+            .nodes()
+            .map(|n| n.iter().copied().collect())
+            .unwrap_or_default(),
+        buffers: batch
+            .buffers()
+            .map(|b| b.iter().copied().collect())
+            .unwrap_or_default(),
+        variadic: batch
+            .variadicBufferCounts()
+            .map(|v| v.iter().collect())
+            .unwrap_or_default(),
+        next_node: 0,
+        next_buffer: 0,
+        next_variadic: 0,
+        version,
+    };
+    for (index, buffer) in walk.buffers.iter().enumerate() {
+        if buffer.offset() % 8 != 0 {
+            return Err(QuiverError::invalid(format!(
+                "buffer {index} starts at body offset {}, expected a multiple of 8",
+                buffer.offset()
+            )));
+        }
+    }
+    for field in fields {
+        if walk.field(field)?.is_none() {
+            break;
+        }
+    }
+    Ok(())
+}
+
+struct Walk {
+    nodes: Vec<FieldNode>,
+    buffers: Vec<arrow_ipc::Buffer>,
+    variadic: Vec<i64>,
+    next_node: usize,
+    next_buffer: usize,
+    next_variadic: usize,
+    version: MetadataVersion,
+}
+
+/// `None` means the metadata ran out: stop and let arrow-ipc report it.
+type Step = Result<Option<()>>;
+
+impl Walk {
+    fn node(&mut self, field: &Field) -> Result<Option<FieldNode>> {
+        let Some(node) = self.nodes.get(self.next_node).copied() else {
+            return Ok(None);
+        };
+        self.next_node += 1;
+        let (length, nulls) = (node.length(), node.null_count());
+        if length < 0 || nulls < 0 || nulls > length || length > i64::from(i32::MAX) {
+            return Err(QuiverError::invalid(format!(
+                "field {:?} has length {length} and null count {nulls}, expected \
+                 0 <= null count <= length <= {}",
+                field.name(),
+                i32::MAX
+            )));
+        }
+        Ok(Some(node))
+    }
+
+    /// Takes the next buffer, checking that its length is a whole number of `width`-byte
+    /// elements (width 1 for bitmaps and byte data) and at least `min_len`.
+    fn buffer(&mut self, field: &Field, width: usize, min_len: i64) -> Step {
+        let Some(buffer) = self.buffers.get(self.next_buffer).copied() else {
+            return Ok(None);
+        };
+        let index = self.next_buffer;
+        self.next_buffer += 1;
+        let len = buffer.length();
+        if len < 0 || len % width as i64 != 0 || len < min_len {
+            let at_least = match min_len {
+                0 => String::new(),
+                n => format!(" of at least {n}"),
+            };
+            return Err(QuiverError::invalid(format!(
+                "buffer {index} of field {:?} has {len} bytes, expected a multiple of \
+                 {width}{at_least}",
+                field.name()
+            )));
+        }
+        Ok(Some(()))
+    }
+
+    fn buffers(&mut self, field: &Field, widths: &[usize]) -> Step {
+        for width in widths {
+            if self.buffer(field, *width, 0)?.is_none() {
+                return Ok(None);
+            }
+        }
+        Ok(Some(()))
+    }
+
+    fn field(&mut self, field: &Field) -> Step {
+        use DataType::*;
+        let data_type = field.data_type();
+        if let RunEndEncoded(ends, values) = data_type {
+            if self.node(field)?.is_none() || self.field(ends)?.is_none() {
+                return Ok(None);
+            }
+            return self.field(values);
+        }
+        let Some(node) = self.node(field)? else {
+            return Ok(None);
+        };
+        let step = match data_type {
+            Null => Some(()),
+            Utf8 | Binary => self.buffers(field, &[1, 4, 1])?,
+            LargeUtf8 | LargeBinary => self.buffers(field, &[1, 8, 1])?,
+            Utf8View | BinaryView => {
+                let Some(count) = self.variadic.get(self.next_variadic).copied() else {
+                    return Ok(None);
+                };
+                self.next_variadic += 1;
+                let data = usize::try_from(count).unwrap_or(usize::MAX);
+                if data > self.buffers.len() {
+                    return Ok(None);
+                }
+                let widths: Vec<usize> = [1, 16].into_iter().chain(vec![1; data]).collect();
+                self.buffers(field, &widths)?
+            }
+            List(child) | Map(child, _) => self.list(field, child, &[1, 4])?,
+            LargeList(child) => self.list(field, child, &[1, 8])?,
+            ListView(child) => self.list(field, child, &[1, 4, 4])?,
+            LargeListView(child) => self.list(field, child, &[1, 8, 8])?,
+            FixedSizeList(child, _) => self.list(field, child, &[1])?,
+            Struct(children) => {
+                if self.buffers(field, &[1])?.is_none() {
+                    return Ok(None);
+                }
+                for child in children {
+                    if self.field(child)?.is_none() {
+                        return Ok(None);
+                    }
+                }
+                Some(())
+            }
+            Union(children, mode) => {
+                if self.version < MetadataVersion::V5 && self.buffers(field, &[1])?.is_none() {
+                    return Ok(None);
+                }
+                let len = node.length();
+                if self.buffer(field, 1, len)?.is_none() {
+                    return Ok(None);
+                }
+                if *mode == UnionMode::Dense && self.buffer(field, 4, len * 4)?.is_none() {
+                    return Ok(None);
+                }
+                for (_, child) in children.iter() {
+                    if self.field(child)?.is_none() {
+                        return Ok(None);
+                    }
+                }
+                Some(())
+            }
+            Dictionary(key, _) => self.buffers(field, &[1, key.primitive_width().unwrap_or(1)])?,
+            Boolean | FixedSizeBinary(_) => self.buffers(field, &[1, 1])?,
+            other => self.buffers(field, &[1, other.primitive_width().unwrap_or(1)])?,
+        };
+        Ok(step)
+    }
+
+    fn list(&mut self, field: &Field, child: &Field, widths: &[usize]) -> Step {
+        if self.buffers(field, widths)?.is_none() {
+            return Ok(None);
+        }
+        self.field(child)
+    }
+}
