@@ -5,12 +5,12 @@
 
 use std::sync::Arc;
 
-use arrow_schema::SchemaRef;
-use js_sys::{Array, Object, Reflect, Uint32Array};
+use arrow_schema::{Schema, SchemaRef};
+use js_sys::{Array, Object, Reflect};
 use wasm_bindgen::prelude::*;
 
 use super::error::{usage, WasmResult};
-use super::layout::{encode_nodes, field_descriptor};
+use super::layout::{batch_layout, schema_types};
 use super::schema::schema_to_js;
 
 #[wasm_bindgen(module = "/src/js/views.js")]
@@ -18,6 +18,89 @@ extern "C" {
     /// Builds the JS column object for column `index` from a batch layout.
     #[wasm_bindgen(js_name = makeColumn)]
     fn make_column(layout: &JsValue, index: usize, token: &Object, memory: &JsValue) -> JsValue;
+
+    /// Builds the column `index` spanning every batch layout of a table.
+    #[wasm_bindgen(js_name = makeChunkedColumn)]
+    fn make_chunked_column(
+        layouts: &Array,
+        types: &str,
+        index: usize,
+        token: &Object,
+        memory: &JsValue,
+    ) -> JsValue;
+
+    /// Every row of the batch layouts, as plain objects.
+    #[wasm_bindgen(js_name = makeRows)]
+    fn make_rows(layouts: &Array, token: &Object, memory: &JsValue) -> Array;
+}
+
+#[wasm_bindgen(module = "/src/js/arrowjs.js")]
+extern "C" {
+    /// An apache-arrow JS RecordBatch over a batch layout; `keeper` shares its buffers.
+    #[wasm_bindgen(js_name = arrowRecordBatch, catch)]
+    fn arrow_record_batch(
+        layout: &JsValue,
+        arrow: &JsValue,
+        options: &JsValue,
+        memory: &JsValue,
+        keeper: JsValue,
+    ) -> Result<JsValue, JsValue>;
+
+    /// An apache-arrow JS Table over batch layouts; `keeper` shares their buffers.
+    #[wasm_bindgen(js_name = arrowTable, catch)]
+    fn arrow_table(
+        types: &str,
+        layouts: &Array,
+        arrow: &JsValue,
+        options: &JsValue,
+        memory: &JsValue,
+        keeper: JsValue,
+    ) -> Result<JsValue, JsValue>;
+}
+
+#[wasm_bindgen(typescript_custom_section)]
+const TO_ARROW_JS_TS: &str = r#"
+/** Options of `toArrowJS`. */
+export interface ToArrowJSOptions {
+  /**
+   * Hand out views of wasm memory instead of copies. Default: `true` where wasm memory is
+   * a resizable buffer (views survive growth), `false` elsewhere (e.g. Node 20). `true`
+   * on a non-resizable memory gives views that DETACH, and read as empty, once wasm
+   * memory grows: use the result before the next decode.
+   */
+  zeroCopy?: boolean;
+}
+"#;
+
+/// "no column named "x" in this batch; the columns are: a, b".
+fn missing_column(schema: &Schema, key: &JsValue, holder: &str) -> JsError {
+    let names: Vec<&str> = schema.fields().iter().map(|f| f.name().as_str()).collect();
+    usage(format!(
+        "no column {} in this {holder}; the columns are: {}",
+        key.as_string()
+            .map(|n| format!("named {n:?}"))
+            .unwrap_or_else(|| format!("at index {}", key.as_f64().unwrap_or(f64::NAN))),
+        names.join(", ")
+    ))
+}
+
+/// The index of column `key` (a number or a name) in `schema`.
+fn column_index(schema: &Schema, key: &JsValue, holder: &str) -> WasmResult<usize> {
+    let found = match key.as_f64() {
+        Some(i) if i >= 0.0 && i.fract() == 0.0 && (i as usize) < schema.fields().len() => {
+            Some(i as usize)
+        }
+        Some(_) => None,
+        None => key.as_string().and_then(|name| schema.index_of(&name).ok()),
+    };
+    found.ok_or_else(|| missing_column(schema, key, holder))
+}
+
+/// Sets `token.freed`, so that JS columns of dropped buffers throw instead of reading.
+fn mark_freed(token: &Option<Object>) {
+    if let Some(token) = token {
+        let _ = Reflect::set(token, &"freed".into(), &JsValue::TRUE);
+    }
 }
 
 /// One decoded record batch. Its column buffers live in wasm memory until `free()`.
@@ -40,25 +123,8 @@ impl RecordBatch {
         }
     }
 
-    fn column_index(&self, key: &JsValue) -> WasmResult<usize> {
-        let schema = self.inner.schema_ref();
-        let found = match key.as_f64() {
-            Some(i) if i >= 0.0 && i.fract() == 0.0 && (i as usize) < schema.fields().len() => {
-                Some(i as usize)
-            }
-            Some(_) => None,
-            None => key.as_string().and_then(|name| schema.index_of(&name).ok()),
-        };
-        found.ok_or_else(|| {
-            let names: Vec<&str> = schema.fields().iter().map(|f| f.name().as_str()).collect();
-            usage(format!(
-                "no column {} in this batch; the columns are: {}",
-                key.as_string()
-                    .map(|n| format!("named {n:?}"))
-                    .unwrap_or_else(|| format!("at index {}", key.as_f64().unwrap_or(f64::NAN))),
-                names.join(", ")
-            ))
-        })
+    fn token(&mut self) -> Object {
+        self.token.get_or_insert_with(Object::new).clone()
     }
 
     pub fn as_arrow(&self) -> &arrow_array::RecordBatch {
@@ -90,28 +156,9 @@ impl RecordBatch {
     /// The addresses stay valid until this batch is freed.
     #[wasm_bindgen(unchecked_return_type = "BatchLayout")]
     pub fn layout(&mut self) -> JsValue {
-        if let Some(layout) = &self.layout {
-            return layout.clone();
-        }
-        let mut nodes = Vec::new();
-        for column in self.inner.columns() {
-            encode_nodes(&column.to_data(), &mut nodes);
-        }
-        let fields: Vec<_> = self
-            .inner
-            .schema_ref()
-            .fields()
-            .iter()
-            .map(|f| field_descriptor(f))
-            .collect();
-        let layout = Object::new();
-        let types = serde_json::to_string(&fields).unwrap_or_default();
-        // Reflect::set on a fresh plain object cannot fail.
-        let _ = Reflect::set(&layout, &"numRows".into(), &self.inner.num_rows().into());
-        let _ = Reflect::set(&layout, &"types".into(), &types.into());
-        let _ = Reflect::set(&layout, &"nodes".into(), &Uint32Array::from(&nodes[..]));
-        self.layout = Some(layout.clone().into());
-        layout.into()
+        self.layout
+            .get_or_insert_with(|| batch_layout(&self.inner))
+            .clone()
     }
 
     /// One column, by index or name: `{ type, length, nullCount, values, validity,
@@ -129,29 +176,66 @@ impl RecordBatch {
         &mut self,
         #[wasm_bindgen(unchecked_param_type = "number | string")] key: JsValue,
     ) -> WasmResult<JsValue> {
-        let index = self.column_index(&key)?;
+        let index = column_index(self.inner.schema_ref(), &key, "batch")?;
         let layout = self.layout();
-        let token = self.token.get_or_insert_with(Object::new).clone();
-        Ok(make_column(&layout, index, &token, &wasm_bindgen::memory()))
+        Ok(make_column(
+            &layout,
+            index,
+            &self.token(),
+            &wasm_bindgen::memory(),
+        ))
     }
 
     /// All columns, in schema order (see `column`).
     #[wasm_bindgen(unchecked_return_type = "Column[]")]
     pub fn columns(&mut self) -> Array {
         let layout = self.layout();
-        let token = self.token.get_or_insert_with(Object::new).clone();
+        let token = self.token();
         let memory = wasm_bindgen::memory();
         (0..self.inner.num_columns())
             .map(|i| make_column(&layout, i, &token, &memory))
             .collect()
     }
+
+    /// Every row as a plain object `{ [column]: value }`, copied out of wasm memory (see
+    /// `Column.toArray` for how each type is represented). The batch keeps its buffers.
+    ///
+    /// ```js
+    /// for (const { id, name } of batch.toArray()) console.log(id, name);
+    /// ```
+    #[wasm_bindgen(js_name = toArray, unchecked_return_type = "Record<string, unknown>[]")]
+    pub fn to_array(&mut self) -> Array {
+        let layouts = Array::of1(&self.layout());
+        make_rows(&layouts, &self.token(), &wasm_bindgen::memory())
+    }
+
+    /// This batch as an apache-arrow JS `RecordBatch`, built with your own `arrow` module
+    /// (Quiver bundles none). Where wasm memory is resizable its `Data` buffers are views
+    /// of this batch's memory (no copy), which the result keeps alive by holding a clone
+    /// of this batch: freeing this batch does not invalidate it. Elsewhere the buffers are
+    /// copied unless `{ zeroCopy: true }` (see `ToArrowJSOptions` for the risk). Throws
+    /// for a type Arrow JS cannot represent (run-end encoded), naming the field.
+    ///
+    /// ```js
+    /// import * as arrow from "apache-arrow";
+    /// const arrowBatch = batch.toArrowJS(arrow);
+    /// console.log(arrowBatch.getChild("price").get(0));
+    /// ```
+    #[wasm_bindgen(js_name = toArrowJS, unchecked_return_type = "import('apache-arrow').RecordBatch")]
+    pub fn to_arrow_js(
+        &mut self,
+        #[wasm_bindgen(unchecked_param_type = "typeof import('apache-arrow')")] arrow: JsValue,
+        #[wasm_bindgen(unchecked_param_type = "ToArrowJSOptions | undefined")] options: JsValue,
+    ) -> Result<JsValue, JsValue> {
+        let keeper = RecordBatch::new(self.inner.clone());
+        let memory = wasm_bindgen::memory();
+        arrow_record_batch(&self.layout(), &arrow, &options, &memory, keeper.into())
+    }
 }
 
 impl Drop for RecordBatch {
     fn drop(&mut self) {
-        if let Some(token) = &self.token {
-            let _ = Reflect::set(token, &"freed".into(), &JsValue::TRUE);
-        }
+        mark_freed(&self.token);
     }
 }
 
@@ -166,11 +250,32 @@ impl Drop for RecordBatch {
 pub struct Table {
     schema: SchemaRef,
     batches: Vec<arrow_array::RecordBatch>,
+    /// As in `RecordBatch`: marked `freed` on drop, shared by the columns handed out.
+    token: Option<Object>,
+    /// Every batch's layout, built on first use.
+    layouts: Option<Array>,
 }
 
 impl Table {
     pub fn new(schema: SchemaRef, batches: Vec<arrow_array::RecordBatch>) -> Self {
-        Table { schema, batches }
+        Table {
+            schema,
+            batches,
+            token: None,
+            layouts: None,
+        }
+    }
+
+    /// One layout per batch, one call each (never one per column or buffer).
+    fn layouts(&mut self) -> Array {
+        let batches = &self.batches;
+        self.layouts
+            .get_or_insert_with(|| batches.iter().map(batch_layout).collect())
+            .clone()
+    }
+
+    fn token(&mut self) -> Object {
+        self.token.get_or_insert_with(Object::new).clone()
     }
 
     pub fn schema_ref(&self) -> &SchemaRef {
@@ -207,6 +312,67 @@ impl Table {
     #[wasm_bindgen(getter)]
     pub fn batches(&self) -> Vec<RecordBatch> {
         self.batches.iter().cloned().map(RecordBatch::new).collect()
+    }
+
+    /// One column over all batches, by index or name: `{ type, name, length, nullCount,
+    /// chunks, get(i), isValid(i), toArray() }`, where `chunks` are the batches' columns
+    /// (views, no copy, see `RecordBatch.column`). Reading it after the table is freed
+    /// throws.
+    ///
+    /// ```js
+    /// const names = table.getChild("name").toArray();
+    /// ```
+    #[wasm_bindgen(js_name = getChild, unchecked_return_type = "ChunkedColumn")]
+    pub fn get_child(
+        &mut self,
+        #[wasm_bindgen(unchecked_param_type = "number | string")] key: JsValue,
+    ) -> WasmResult<JsValue> {
+        let index = column_index(&self.schema, &key, "table")?;
+        let types = schema_types(&self.schema);
+        let layouts = self.layouts();
+        let token = self.token();
+        Ok(make_chunked_column(
+            &layouts,
+            &types,
+            index,
+            &token,
+            &wasm_bindgen::memory(),
+        ))
+    }
+
+    /// Every row of every batch as a plain object `{ [column]: value }`, copied out of
+    /// wasm memory (see `Column.toArray` for how each type is represented).
+    #[wasm_bindgen(js_name = toArray, unchecked_return_type = "Record<string, unknown>[]")]
+    pub fn to_array(&mut self) -> Array {
+        let layouts = self.layouts();
+        make_rows(&layouts, &self.token(), &wasm_bindgen::memory())
+    }
+
+    /// This table as an apache-arrow JS `Table` (see `RecordBatch.toArrowJS`: views where
+    /// memory is resizable, kept alive by a clone of this table that the result holds;
+    /// copies elsewhere unless `{ zeroCopy: true }`).
+    ///
+    /// ```js
+    /// import * as arrow from "apache-arrow";
+    /// const arrowTable = table.toArrowJS(arrow);
+    /// ```
+    #[wasm_bindgen(js_name = toArrowJS, unchecked_return_type = "import('apache-arrow').Table")]
+    pub fn to_arrow_js(
+        &mut self,
+        #[wasm_bindgen(unchecked_param_type = "typeof import('apache-arrow')")] arrow: JsValue,
+        #[wasm_bindgen(unchecked_param_type = "ToArrowJSOptions | undefined")] options: JsValue,
+    ) -> Result<JsValue, JsValue> {
+        let keeper = Table::new(Arc::clone(&self.schema), self.batches.clone());
+        let types = schema_types(&self.schema);
+        let layouts = self.layouts();
+        let memory = wasm_bindgen::memory();
+        arrow_table(&types, &layouts, &arrow, &options, &memory, keeper.into())
+    }
+}
+
+impl Drop for Table {
+    fn drop(&mut self) {
+        mark_freed(&self.token);
     }
 }
 

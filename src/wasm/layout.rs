@@ -7,12 +7,43 @@
 //!  bufferCount, (address, bytes) × bufferCount, childCount`, then the children.
 //! Dictionary values are the dictionary array's single child, as in arrow-rs.
 
+use arrow_array::RecordBatch;
 use arrow_data::ArrayData;
-use arrow_schema::{DataType, Field, IntervalUnit, TimeUnit, UnionMode};
+use arrow_schema::{DataType, Field, IntervalUnit, Schema, TimeUnit, UnionMode};
+use js_sys::{Object, Reflect, Uint32Array};
 use serde_json::{json, Value};
+use wasm_bindgen::JsValue;
+
+/// The batch's `BatchLayout`: `{ numRows, types, nodes }`, built in one pass.
+pub(crate) fn batch_layout(batch: &RecordBatch) -> JsValue {
+    let mut nodes = Vec::new();
+    for column in batch.columns() {
+        encode_nodes(&column.to_data(), &mut nodes);
+    }
+    let layout = Object::new();
+    // Reflect::set on a fresh plain object cannot fail.
+    let _ = Reflect::set(&layout, &"numRows".into(), &batch.num_rows().into());
+    let _ = Reflect::set(
+        &layout,
+        &"types".into(),
+        &schema_types(batch.schema_ref()).into(),
+    );
+    let _ = Reflect::set(&layout, &"nodes".into(), &Uint32Array::from(&nodes[..]));
+    layout.into()
+}
+
+/// The schema's field descriptors as one JSON string (the `types` of `BatchLayout`).
+pub(crate) fn schema_types(schema: &Schema) -> String {
+    let fields: Vec<_> = schema
+        .fields()
+        .iter()
+        .map(|f| field_descriptor(f))
+        .collect();
+    serde_json::to_string(&fields).unwrap_or_default()
+}
 
 /// Appends the nodes of `data` and its descendants to `out`.
-pub(crate) fn encode_nodes(data: &ArrayData, out: &mut Vec<u32>) {
+fn encode_nodes(data: &ArrayData, out: &mut Vec<u32>) {
     out.extend([
         data.len() as u32,
         data.null_count() as u32,
@@ -38,13 +69,13 @@ pub(crate) fn encode_nodes(data: &ArrayData, out: &mut Vec<u32>) {
 
 /// The field as `{ name, nullable, type, children }`, with `type` in the vocabulary of
 /// apache-arrow JS (`Int`, `Utf8`, `Timestamp`, ...), so views.js needs no type parser.
-pub(crate) fn field_descriptor(field: &Field) -> Value {
+fn field_descriptor(field: &Field) -> Value {
     let (kind, children) = type_descriptor(field.data_type());
     json!({
         "name": field.name(),
         "nullable": field.is_nullable(),
         "type": kind,
-        "children": children.iter().map(|f| field_descriptor(f)).collect::<Vec<_>>(),
+        "children": children.iter().map(field_descriptor).collect::<Vec<_>>(),
     })
 }
 
