@@ -34,7 +34,7 @@ fn mixed_batch(columns: usize, rows: usize) -> RecordBatch {
     let mut fields = Vec::new();
     let mut arrays: Vec<ArrayRef> = Vec::new();
     for c in 0..columns {
-        let valid = |i: usize| (i + c) % 3 != 0;
+        let valid = |i: usize| !(i + c).is_multiple_of(3);
         let (data_type, array): (DataType, ArrayRef) = match c % 3 {
             0 => (
                 DataType::Int64,

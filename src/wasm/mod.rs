@@ -3,17 +3,27 @@
 
 mod arrowjs;
 mod batch;
+#[cfg(feature = "writer")]
+mod chunks;
 mod error;
 mod layout;
 mod memory;
 mod options;
 mod reader;
 mod schema;
+#[cfg(feature = "writer")]
+mod writer;
+#[cfg(feature = "writer")]
+mod writer_options;
 
 pub use arrowjs::to_arrow_js;
 pub use batch::{RecordBatch, Table};
+#[cfg(feature = "writer")]
+pub use chunks::Chunks;
 pub use error::WasmResult;
 pub use reader::{table_from_ipc, StreamReader};
+#[cfg(feature = "writer")]
+pub use writer::{message_size, table_to_ipc, StreamWriter};
 
 #[cfg(feature = "debug")]
 #[wasm_bindgen::prelude::wasm_bindgen(start)]

@@ -1,0 +1,170 @@
+//! `StreamWriter`, `messageSize` and `tableToIPC`: batches in wasm memory out as IPC
+//! streams, each message in chunks of its exact size (see `crate::ipc::writer`).
+
+use js_sys::Uint8Array;
+use serde::Serialize;
+use wasm_bindgen::prelude::*;
+
+use super::batch::{RecordBatch, Table};
+use super::chunks::Chunks;
+use super::error::WasmResult;
+use super::writer_options::{write_options, WriterOptionsJs};
+use crate::ipc::writer::{self, StreamEncoder};
+
+/// Encodes record batches as an Arrow IPC stream, one `Chunks` per call.
+///
+/// The writer takes its schema from a batch or a table; every batch written must have
+/// that schema. A failed `write` writes nothing, and the writer stays usable.
+///
+/// ```js
+/// using writer = StreamWriter.forBatch(batches[0], { compression: 'zstd' });
+/// for (const batch of batches) {
+///   using chunks = writer.write(batch);
+///   for (let i = 0; i < chunks.count; i++) socket.send(chunks.chunk(i));
+/// }
+/// using end = writer.finish();
+/// socket.send(end.chunk(0));
+/// ```
+#[wasm_bindgen]
+pub struct StreamWriter {
+    encoder: StreamEncoder,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct MessageSizesJs {
+    schema: Option<f64>,
+    dictionaries: Vec<f64>,
+    record_batch: f64,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct WriterStatsJs {
+    messages: f64,
+    batches: f64,
+    bytes_written: f64,
+    extra_bytes_copied: f64,
+}
+
+#[wasm_bindgen(typescript_custom_section)]
+const WRITER_TS: &str = r#"
+/** The sizes in bytes of the messages that `write(batch)` would produce next. */
+export interface MessageSizes {
+  /** The schema message, on the stream's first write; otherwise null. */
+  schema: number | null;
+  /** Dictionary messages (new, delta or replacement), in stream order. */
+  dictionaries: number[];
+  recordBatch: number;
+}
+/** What a writer has done so far. */
+export interface WriterStats {
+  messages: number;
+  batches: number;
+  /** Bytes handed out in chunks. */
+  bytesWritten: number;
+  /**
+   * Bytes copied beyond writing each output byte once: compressed buffers staged before
+   * their chunk is sized, and `chunkSizing: 'fixed'` copies. 0 when uncompressed.
+   */
+  extraBytesCopied: number;
+}
+"#;
+
+impl StreamWriter {
+    fn with_schema(
+        schema: arrow_schema::SchemaRef,
+        options: Option<WriterOptionsJs>,
+    ) -> WasmResult<Self> {
+        Ok(StreamWriter {
+            encoder: StreamEncoder::try_new(schema, write_options(options)?)?,
+        })
+    }
+}
+
+#[wasm_bindgen]
+impl StreamWriter {
+    /// A writer for batches with the schema of `batch` (which is not written).
+    #[wasm_bindgen(js_name = forBatch)]
+    pub fn for_batch(
+        batch: &RecordBatch,
+        options: Option<WriterOptionsJs>,
+    ) -> WasmResult<StreamWriter> {
+        Self::with_schema(batch.as_arrow().schema(), options)
+    }
+
+    /// A writer for batches with the schema of `table` (which is not written).
+    #[wasm_bindgen(js_name = forTable)]
+    pub fn for_table(table: &Table, options: Option<WriterOptionsJs>) -> WasmResult<StreamWriter> {
+        Self::with_schema(table.schema_ref().clone(), options)
+    }
+
+    /// Encodes `batch`: the schema first on the first write, then the dictionary messages
+    /// the batch needs, then the batch. The batch is only read; it stays the caller's.
+    pub fn write(&mut self, batch: &RecordBatch) -> WasmResult<Chunks> {
+        Ok(Chunks::new(self.encoder.write(batch.as_arrow())?))
+    }
+
+    /// Ends the stream with the end-of-stream marker (after the schema, if nothing was
+    /// written). Later calls to `write` or `finish` throw.
+    pub fn finish(&mut self) -> WasmResult<Chunks> {
+        Ok(Chunks::new(self.encoder.finish()?))
+    }
+
+    /// The sizes of the messages `write(batch)` would produce now, without writing. With
+    /// compression this compresses the batch, since that decides the sizes.
+    #[wasm_bindgen(js_name = messageSizes, unchecked_return_type = "MessageSizes")]
+    pub fn message_sizes(&mut self, batch: &RecordBatch) -> WasmResult<JsValue> {
+        let sizes = self.encoder.message_sizes(batch.as_arrow())?;
+        let value = MessageSizesJs {
+            schema: sizes.schema.map(|s| s as f64),
+            dictionaries: sizes.dictionaries.iter().map(|&s| s as f64).collect(),
+            record_batch: sizes.record_batch as f64,
+        };
+        Ok(serde_wasm_bindgen::to_value(&value)?)
+    }
+
+    /// Counters of messages, batches and bytes (a new object each time).
+    #[wasm_bindgen(getter, unchecked_return_type = "WriterStats")]
+    pub fn stats(&self) -> JsValue {
+        let stats = self.encoder.stats();
+        let value = WriterStatsJs {
+            messages: stats.messages as f64,
+            batches: stats.batches as f64,
+            bytes_written: stats.bytes_written as f64,
+            extra_bytes_copied: stats.extra_bytes_copied as f64,
+        };
+        serde_wasm_bindgen::to_value(&value).unwrap_or(JsValue::UNDEFINED)
+    }
+}
+
+/// The exact size in bytes of the record batch message that writing `batch` produces
+/// (the schema and dictionary messages before it not included; see
+/// `StreamWriter.messageSizes`). With compression this compresses the batch.
+///
+/// ```js
+/// const bytes = messageSize(batch, { compression: 'lz4' });
+/// ```
+#[wasm_bindgen(js_name = messageSize)]
+pub fn message_size(batch: &RecordBatch, options: Option<WriterOptionsJs>) -> WasmResult<usize> {
+    Ok(writer::message_size(
+        batch.as_arrow(),
+        &write_options(options)?,
+    )?)
+}
+
+/// The whole table as one IPC stream, in a new `Uint8Array` owned by JavaScript: schema,
+/// dictionaries, batches and end-of-stream marker. The table is only read.
+///
+/// ```js
+/// const bytes = tableToIPC(table, { compression: 'zstd' });
+/// ```
+#[wasm_bindgen(js_name = tableToIPC)]
+pub fn table_to_ipc(table: &Table, options: Option<WriterOptionsJs>) -> WasmResult<Uint8Array> {
+    let chunks = writer::write_stream(
+        table.schema_ref().clone(),
+        table.arrow_batches(),
+        &write_options(options)?,
+    )?;
+    Ok(Chunks::new(chunks).to_uint8_array())
+}
