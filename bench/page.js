@@ -1,0 +1,46 @@
+// In-page side of bench/browser.mjs: loads the workload over HTTP, runs the suites named
+// in ?suites=, and leaves { env, report, tables } in window.__bench.
+import init, * as quiver from 'quiver-arrow';
+import * as arrow from 'apache-arrow';
+import * as flechette from '@uwdata/flechette';
+import * as fzstd from 'fzstd';
+import { registerCodecs } from './codecs.js';
+import { suites } from './suites.js';
+
+// lz4js is CommonJS; a ten-line loader is cheaper than a bundler here.
+async function requireCommonJS(url, cache = {}) {
+  if (cache[url]) return cache[url].exports;
+  const module = (cache[url] = { exports: {} });
+  const source = await (await fetch(url)).text();
+  const deps = {};
+  for (const [, dep] of source.matchAll(/require\('(\.\/[^']+)'\)/g)) {
+    deps[dep] = await requireCommonJS(new URL(dep, url).href, cache);
+  }
+  new Function('module', 'exports', 'require', source)(module, module.exports, (d) => deps[d]);
+  return module.exports;
+}
+
+async function main() {
+  await init();
+  const params = new URLSearchParams(location.search);
+  const lz4 = await requireCommonJS(new URL('/node_modules/lz4js/lz4.js', location.href).href);
+  registerCodecs({ arrow, flechette, lz4, fzstd });
+  const names = await (await fetch(`/${params.get('data')}/index.json`)).json();
+  const files = {};
+  for (const name of names) {
+    files[name] = new Uint8Array(await (await fetch(`/${params.get('data')}/${name}.arrows`)).arrayBuffer());
+  }
+  const env = `Chromium ${navigator.userAgent.match(/Chrome\/([\d.]+)/)?.[1] ?? '?'}`;
+  const report = {};
+  const tables = [];
+  for (const name of params.get('suites').split(',')) {
+    const suite = suites[name];
+    report[name] = await suite.run({ quiver, arrow, flechette }, files, { log: (m) => console.log(`[${name}] ${m}`) });
+    tables.push(suite.tables(report[name], env));
+  }
+  window.__bench = { env, report, tables };
+}
+
+main().catch((e) => {
+  window.__bench = { error: String(e && e.stack ? e.stack : e) };
+});

@@ -1,0 +1,166 @@
+// The reader benchmark of issue 2, run the same way in Node and in headless Chromium:
+// the same IPC streams, delivered as the same segments, decoded by Quiver, apache-arrow
+// JS's async RecordBatchReader and flechette, next to a plain Uint8Array.set copy.
+//
+// Each contender is timed twice: decode only, and decode plus a full read of two columns
+// (the sum of `f64`, and the total UTF-8 bytes of `str` from its offsets), because the
+// JS libraries decode lazily. Every run's checksum must agree, so a contender that skips
+// work fails instead of winning.
+import { medianMs, table, fmt } from './timing.js';
+
+/** Splits `bytes` into subarray segments (no copy): fixed 64 KiB, or random 1–100 KiB. */
+export function segment(bytes, mode) {
+  const out = [];
+  let seed = 42;
+  const next = () => {
+    seed = (seed * 1103515245 + 12345) % 2147483648;
+    return 1024 + (seed % (99 * 1024));
+  };
+  for (let at = 0; at < bytes.length; ) {
+    const size = mode === '64k' ? 65536 : next();
+    out.push(bytes.subarray(at, Math.min(at + size, bytes.length)));
+    at += size;
+  }
+  return out;
+}
+
+function sumOffsets(offsets, length) {
+  return offsets[length] - offsets[0];
+}
+
+function sumFloats(values) {
+  let s = 0;
+  for (let i = 0; i < values.length; i++) s += values[i];
+  return s;
+}
+
+/** Each contender returns [batches, checksum]. */
+function contenders({ quiver, arrow, flechette }) {
+  return {
+    memcpy(segments, read) {
+      let total = 0;
+      for (const s of segments) total += s.length;
+      const dst = new Uint8Array(total);
+      let at = 0;
+      for (const s of segments) {
+        dst.set(s, at);
+        at += s.length;
+      }
+      return read ? null : [0, dst[total - 1]];
+    },
+    quiver(segments, read) {
+      const reader = new quiver.StreamReader();
+      let batches = 0;
+      let sum = 0;
+      for (const s of segments) {
+        reader.push(s);
+        for (let b = reader.nextBatch(); b; b = reader.nextBatch()) {
+          batches++;
+          if (read) {
+            const [f64, str] = [b.column(2), b.column(3)];
+            sum += sumFloats(f64.values) + sumOffsets(str.offsets, str.length);
+          }
+          b.free();
+        }
+      }
+      reader.finish();
+      reader.free();
+      return [batches, sum];
+    },
+    async arrowjs(segments, read) {
+      const source = (async function* () {
+        for (const s of segments) yield s;
+      })();
+      const reader = await arrow.RecordBatchReader.from(source);
+      let batches = 0;
+      let sum = 0;
+      for await (const b of reader) {
+        batches++;
+        if (read) {
+          const f64 = b.getChildAt(2).data[0];
+          const str = b.getChildAt(3).data[0];
+          sum += sumFloats(f64.values) + sumOffsets(str.valueOffsets, str.length);
+        }
+      }
+      return [batches, sum];
+    },
+    flechette(segments, read) {
+      let total = 0;
+      for (const s of segments) total += s.length;
+      const bytes = new Uint8Array(total);
+      let at = 0;
+      for (const s of segments) {
+        bytes.set(s, at);
+        at += s.length;
+      }
+      const t = flechette.tableFromIPC(bytes);
+      const f64 = t.getChild('f64').data;
+      let sum = 0;
+      if (read) {
+        const str = t.getChild('str').data;
+        for (let i = 0; i < f64.length; i++) {
+          sum += sumFloats(f64[i].values) + sumOffsets(str[i].offsets, str[i].length);
+        }
+      }
+      return [f64.length, sum];
+    },
+  };
+}
+
+/**
+ * Runs the matrix and returns result rows. `files` maps names like `reader-100-none` to
+ * bytes; `codecs` lists which codecs to run; `segmentations` which deliveries.
+ */
+export async function runReaderBench(libs, files, { rounds = 5, codecs = ['none', 'lz4', 'zstd'], log = () => {} } = {}) {
+  const run = contenders(libs);
+  const results = [];
+  for (const codec of codecs) {
+    for (const rows of [100, 500, 2000, 8192]) {
+      const bytes = files[`reader-${rows}-${codec}`];
+      // Random segments for uncompressed streams only: codec speed does not depend on it.
+      for (const mode of codec === 'none' ? ['64k', 'random'] : ['64k']) {
+        const segments = segment(bytes, mode);
+        for (const read of [false, true]) {
+          let expected;
+          for (const [name, fn] of Object.entries(run)) {
+            if (name === 'memcpy' && (read || codec !== 'none')) continue;
+            const [batches, sum] = (await fn(segments, read)) ?? [];
+            if (name !== 'memcpy') {
+              const check = `${batches}:${sum.toFixed(3)}`;
+              expected ??= check;
+              if (check !== expected) throw new Error(`${name} checksum ${check} != ${expected} (${codec} ${rows} ${mode})`);
+            }
+            const ms = await medianMs(() => fn(segments, read), rounds);
+            results.push({ codec, rows, mode, read, name, usPerBatch: (ms * 1000) / 200, mbPerS: bytes.length / 1e6 / (ms / 1000) });
+            log(`${codec} ${rows} ${mode} ${read ? 'read' : 'decode'} ${name}: ${fmt((ms * 1000) / 200)} µs/batch`);
+          }
+        }
+      }
+    }
+  }
+  return results;
+}
+
+/** Markdown tables: µs per batch per contender, with ratios. */
+export function readerTables(results, env) {
+  const out = [];
+  const pick = (r, name) => results.find((x) => x.codec === r.codec && x.rows === r.rows && x.mode === r.mode && x.read === r.read && x.name === name);
+  for (const codec of ['none', 'lz4', 'zstd']) {
+    const rows = results.filter((r) => r.codec === codec && r.name === 'quiver');
+    if (rows.length === 0) continue;
+    const header = ['rows/batch', 'segments', 'work', 'Quiver µs', 'Arrow JS µs', 'flechette µs'];
+    if (codec === 'none') header.push('memcpy µs', 'Quiver/memcpy');
+    header.push('Quiver MB/s', 'Arrow JS ÷ Quiver', 'flechette ÷ Quiver');
+    const body = rows.map((q) => {
+      const a = pick(q, 'arrowjs');
+      const f = pick(q, 'flechette');
+      const m = pick({ ...q, read: false }, 'memcpy');
+      const row = [q.rows, q.mode, q.read ? 'decode+read' : 'decode', fmt(q.usPerBatch, 2), fmt(a.usPerBatch, 2), fmt(f.usPerBatch, 2)];
+      if (codec === 'none') row.push(fmt(m.usPerBatch, 2), fmt(q.usPerBatch / m.usPerBatch, 2) + '×');
+      row.push(fmt(q.mbPerS, 0), fmt(a.usPerBatch / q.usPerBatch, 2) + '×', fmt(f.usPerBatch / q.usPerBatch, 2) + '×');
+      return row;
+    });
+    out.push(`#### Reader, ${env}, ${codec === 'none' ? 'uncompressed' : codec.toUpperCase()}\n\n${table([header, ...body])}`);
+  }
+  return out.join('\n\n');
+}

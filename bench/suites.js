@@ -1,0 +1,7 @@
+// The benchmark suites, in the order bench.sh runs them. Each exports `run(libs, files,
+// options)` returning result rows and `tables(results, env)` returning markdown.
+import { runReaderBench, readerTables } from './reader.js';
+
+export const suites = {
+  reader: { run: runReaderBench, tables: readerTables },
+};

@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# Runs every benchmark in Node 20 and in headless Chromium, against the real peers
+# (apache-arrow JS, flechette) on the same data in the same run, and writes the tables
+# to bench-results/{node,chromium}.md (the README's figures come from these files).
+#
+# Usage: pkg-scripts/bench.sh [suite,suite...]   (default: every suite)
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+cd "$root"
+
+"$root/pkg-scripts/setup.sh"
+"$root/pkg-scripts/build.sh"
+
+data=target/bench-data
+.venv/bin/python bench/data.py "$data"
+mkdir -p bench-results
+
+suites=${1:-$(node -e "import('./bench/suites.js').then(m => console.log(Object.keys(m.suites).join(',')))")}
+echo "[bench] suites: $suites"
+{
+  echo "Machine: $(nproc) cores, $(uname -m), $(date -u +%Y-%m-%d). Medians over rounds; ratios from the same run."
+  echo
+  node bench/node.mjs "$data" bench-results/node.json ${suites//,/ }
+} | tee bench-results/node.md
+node bench/browser.mjs "$data" bench-results/chromium.json "$suites" | tee bench-results/chromium.md
