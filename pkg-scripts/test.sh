@@ -1,0 +1,64 @@
+#!/usr/bin/env bash
+# Runs every test tier in order: formatting and lints, native tests, wasm-bindgen tests in
+# Node and headless Chromium, the npm package build, then JS tests against the built
+# package in Node and in Chromium. A failed step is reported and the next one still runs,
+# so one run shows everything that is broken. Ends with "N passed, N failed" (one count
+# per step) and exits non-zero if any step failed.
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+cd "$root"
+export PATH="$HOME/.cargo/bin:$PATH"
+
+# No step may hang the run: CI stops at 90 minutes and the whole suite should take well
+# under 40 on two cores.
+STEP_TIMEOUT=${STEP_TIMEOUT:-1200}
+
+passed=0
+failed=0
+failures=()
+
+step() {
+  local name=$1
+  shift
+  printf '\n==> %s\n' "$name"
+  local start=$SECONDS status=0
+  timeout --kill-after=30 "$STEP_TIMEOUT" "$@" || status=$?
+  local took=$((SECONDS - start))
+  if [ "$status" -eq 0 ]; then
+    passed=$((passed + 1))
+    printf '<== %s: ok (%ss)\n' "$name" "$took"
+  else
+    failed=$((failed + 1))
+    failures+=("$name")
+    printf '<== %s: FAILED with status %s (%ss)\n' "$name" "$status" "$took"
+  fi
+}
+
+summary() {
+  printf '\n'
+  for name in "${failures[@]}"; do printf 'failed: %s\n' "$name"; done
+  printf '%s passed, %s failed\n' "$passed" "$failed"
+  [ "$failed" -eq 0 ]
+}
+
+step "setup" pkg-scripts/setup.sh
+if [ "$failed" -ne 0 ]; then
+  # Without the toolchain every later step fails for the same reason.
+  summary
+  exit 1
+fi
+
+step "cargo fmt --check" cargo fmt --all --check
+step "clippy (native)" cargo clippy --workspace --all-targets -- -D warnings
+step "clippy (wasm32)" \
+  cargo clippy -p quiver --target wasm32-unknown-unknown --all-targets -- -D warnings
+step "cargo test" cargo test --workspace
+# wasm-pack tests the package in the current folder: the root crate `quiver` only.
+step "wasm-pack test --node" wasm-pack test --node
+step "wasm-pack test --chrome" \
+  env CHROMEDRIVER="$(command -v chromedriver)" wasm-pack test --headless --chrome
+step "build npm package" pkg-scripts/build.sh
+step "JS tests (node --test)" node --test tests/js/
+step "browser tests (chromium)" node tests/browser/run.mjs
+
+summary

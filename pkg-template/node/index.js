@@ -1,0 +1,16 @@
+// Entry of the Node build: the wasm-bindgen glue (CommonJS, instantiated synchronously
+// when first imported) and the JS protocols the glue does not generate (extras.js).
+import glue from './quiver.cjs';
+import { addProtocols } from '../extras.js';
+
+export * from './quiver.cjs';
+
+addProtocols(glue);
+
+/**
+ * The module is ready once imported in Node. init() and initSync() exist so that code
+ * written for the web build runs unchanged; they do nothing.
+ */
+export default async function init() {}
+
+export function initSync() {}

@@ -1,0 +1,95 @@
+// Runs the browser test modules (tests/browser/*.test.js, or the files given as
+// arguments) in Debian's headless chromium through playwright-core, one fresh page per
+// module, against a static server on 127.0.0.1 that serves the repo. Needs pkg/ built.
+// Prints one line per test and exits non-zero if any failed.
+import { chromium } from 'playwright-core';
+import { execFileSync } from 'node:child_process';
+import { mkdtemp, readdir, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { basename, dirname, join, relative, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { serve } from './server.mjs';
+
+const here = dirname(fileURLToPath(import.meta.url));
+const root = resolve(here, '../..');
+const PAGE_TIMEOUT_MS = 300_000;
+
+function chromiumPath() {
+  if (process.env.CHROMIUM) return process.env.CHROMIUM;
+  try {
+    return execFileSync('sh', ['-c', 'command -v chromium'], { encoding: 'utf8' }).trim();
+  } catch {
+    throw new Error('chromium not found on PATH: run pkg-scripts/setup.sh (apt chromium)');
+  }
+}
+
+const files = process.argv.length > 2
+  ? process.argv.slice(2).map((f) => relative(here, resolve(f)))
+  : (await readdir(here)).filter((f) => f.endsWith('.test.js')).sort();
+if (files.length === 0) throw new Error(`no *.test.js in ${here}`);
+
+const server = await serve(root);
+const profile = await mkdtemp(join(tmpdir(), 'quiver-chromium-'));
+// A persistent context on a fresh profile dir: the only way to choose --user-data-dir.
+const context = await chromium.launchPersistentContext(profile, {
+  executablePath: chromiumPath(),
+  headless: true,
+  args: [
+    '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
+    '--disable-background-networking', '--disable-component-update', '--disable-sync',
+  ],
+});
+
+let passed = 0;
+let failed = 0;
+try {
+  for (const file of files) {
+    const page = await context.newPage();
+    const log = [];
+    page.on('console', (m) => log.push(`[console.${m.type()}] ${m.text()}`));
+    page.on('pageerror', (e) => log.push(`[pageerror] ${e.stack ?? e}`));
+    page.on('requestfailed', (r) => log.push(`[requestfailed] ${r.url()} ${r.failure()?.errorText}`));
+    page.on('response', (r) => r.status() >= 400 && log.push(`[http ${r.status()}] ${r.url()}`));
+    let results;
+    try {
+      const url = `${server.url}tests/browser/index.html?module=${encodeURIComponent(file)}`;
+      await page.goto(url);
+      await page.waitForFunction(() => window.__quiverResults !== undefined);
+      results = await withTimeout(page.evaluate(() => window.__quiverResults), file);
+    } catch (error) {
+      results = [{ name: 'page', ok: false, error: { message: String(error), stack: '' } }];
+    }
+    for (const r of results) {
+      const name = `${basename(file)} > ${r.name}`;
+      if (r.ok) {
+        passed++;
+        console.log(`ok - ${name} (${r.ms.toFixed(0)} ms)`);
+      } else {
+        failed++;
+        console.log(`not ok - ${name}\n  ${r.error.message}\n${indent(r.error.stack)}`);
+      }
+    }
+    if (results.some((r) => !r.ok) && log.length) console.log(indent(log.join('\n')));
+    await page.close();
+  }
+} finally {
+  await context.close();
+  await server.close();
+  await rm(profile, { recursive: true, force: true });
+}
+
+console.log(`browser: ${passed} passed, ${failed} failed`);
+process.exitCode = failed === 0 && passed > 0 ? 0 : 1;
+
+function indent(text) {
+  return text.split('\n').filter(Boolean).map((l) => `    ${l}`).join('\n');
+}
+
+function withTimeout(promise, what) {
+  let timer;
+  const timeout = new Promise((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`${what} timed out after ${PAGE_TIMEOUT_MS} ms`)),
+      PAGE_TIMEOUT_MS);
+  });
+  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
+}

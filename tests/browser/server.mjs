@@ -1,0 +1,57 @@
+// A static file server on 127.0.0.1 for browser tests, benchmarks and the demo. It serves
+// one folder (the repo) with the MIME types browsers insist on (application/wasm for
+// WebAssembly.instantiateStreaming, text/javascript for modules) and never caches.
+import { createServer } from 'node:http';
+import { createReadStream } from 'node:fs';
+import { stat } from 'node:fs/promises';
+import { extname, join, normalize, sep } from 'node:path';
+
+const TYPES = {
+  '.html': 'text/html; charset=utf-8',
+  '.js': 'text/javascript; charset=utf-8',
+  '.mjs': 'text/javascript; charset=utf-8',
+  '.css': 'text/css; charset=utf-8',
+  '.json': 'application/json; charset=utf-8',
+  '.map': 'application/json; charset=utf-8',
+  '.wasm': 'application/wasm',
+  '.svg': 'image/svg+xml',
+  '.png': 'image/png',
+};
+
+/**
+ * Serves `root` on 127.0.0.1 at `port` (0: any free port).
+ * Returns `{ url, close }`; `url` ends with a slash.
+ */
+export async function serve(root, port = 0) {
+  const base = normalize(root + sep);
+  const server = createServer(async (req, res) => {
+    const path = decodeURIComponent(new URL(req.url, 'http://localhost').pathname);
+    const file = normalize(join(base, path));
+    // Refuse `..` escapes out of root.
+    if (!file.startsWith(base) && file + sep !== base) {
+      res.writeHead(403).end();
+      return;
+    }
+    try {
+      const info = await stat(file);
+      const target = info.isDirectory() ? join(file, 'index.html') : file;
+      const size = info.isDirectory() ? (await stat(target)).size : info.size;
+      res.writeHead(200, {
+        'content-type': TYPES[extname(target)] ?? 'application/octet-stream',
+        'content-length': size,
+        'cache-control': 'no-store',
+      });
+      createReadStream(target).pipe(res);
+    } catch {
+      res.writeHead(404, { 'content-type': 'text/plain' }).end(`not found: ${path}\n`);
+    }
+  });
+  await new Promise((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, '127.0.0.1', resolve);
+  });
+  return {
+    url: `http://127.0.0.1:${server.address().port}/`,
+    close: () => new Promise((resolve) => server.close(resolve)),
+  };
+}
