@@ -76,6 +76,11 @@ fn assert_matches(path: &Path, batches: &[RecordBatch], json: &ArrowJson) {
     assert_eq!(batches.len(), want.len(), "{}: batch count", name(path));
     for (i, (got, want)) in batches.iter().zip(&want).enumerate() {
         assert_eq!(got.num_columns(), want.num_columns(), "{}", name(path));
+        // Custom metadata is kept, on the schema and on each field.
+        assert_eq!(got.schema().metadata(), want.schema().metadata(), "{}", name(path));
+        for (g, w) in got.schema().fields().iter().zip(want.schema().fields()) {
+            assert_eq!(g.metadata(), w.metadata(), "{} field {}", name(path), w.name());
+        }
         for (c, field) in want.schema().fields().iter().enumerate() {
             let (got_type, want_type) =
                 (got.schema().field(c).data_type().clone(), field.data_type());

@@ -8,6 +8,7 @@ The same module is imported by the interop checks for the expected tables.
 
 import datetime
 import decimal
+import json
 import os
 import sys
 
@@ -102,6 +103,30 @@ def write_all(out_dir):
     return written
 
 
+DICTIONARY_BATCHES = [["a", "b", "a"], ["a", "b", "c", None], ["x", "y", "x"]]
+
+
+def write_dictionary_evolution(out_dir):
+    """A dictionary that grows by a delta, then is replaced; the expected values go to
+    dictionary_evolution.json."""
+    schema = pa.schema([("d", pa.dictionary(pa.int32(), pa.string()))])
+    for codec_name, codec in CODECS.items():
+        options = pa.ipc.IpcWriteOptions(compression=codec, emit_dictionary_deltas=True)
+        path = os.path.join(out_dir, f"dictionary_evolution.{codec_name}.arrows")
+        with pa.OSFile(path, "wb") as sink, pa.ipc.new_stream(sink, schema, options=options) as writer:
+            for values in DICTIONARY_BATCHES:
+                dictionary = sorted({v for v in values if v is not None}, key=values.index)
+                if values is DICTIONARY_BATCHES[1]:
+                    dictionary = ["a", "b", "c"]  # extends the first: written as a delta
+                indices = [None if v is None else dictionary.index(v) for v in values]
+                array = pa.DictionaryArray.from_arrays(pa.array(indices, pa.int32()), pa.array(dictionary))
+                writer.write_batch(pa.record_batch([array], schema=schema))
+    with open(os.path.join(out_dir, "dictionary_evolution.json"), "w") as f:
+        json.dump(DICTIONARY_BATCHES, f)
+
+
 if __name__ == "__main__":
     out = sys.argv[1] if len(sys.argv) > 1 else os.path.join(os.path.dirname(__file__), "types")
-    print(f"wrote {write_all(out)} streams to {out}")
+    count = write_all(out)
+    write_dictionary_evolution(out)
+    print(f"wrote {count} streams and the dictionary evolution streams to {out}")

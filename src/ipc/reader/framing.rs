@@ -163,7 +163,15 @@ impl Framer {
 
     fn end_metadata(&mut self) -> Result<Option<RawMessage<'_>>> {
         let message = arrow_ipc::root_as_message(&self.metadata).map_err(|e| {
-            QuiverError::invalid(format!("message metadata is not a valid flatbuffer: {e}"))
+            // The verifier's text spans lines; a JS Error message reads better on one.
+            let detail = e
+                .to_string()
+                .split_whitespace()
+                .collect::<Vec<_>>()
+                .join(" ");
+            QuiverError::invalid(format!(
+                "message metadata is not a valid flatbuffer: {detail}"
+            ))
         })?;
         let declared = message.bodyLength();
         let body_len = u64::try_from(declared).map_err(|_| {

@@ -245,7 +245,10 @@ impl StreamDecoder {
             other => {
                 return Err(QuiverError::invalid(format!(
                     "expected a schema, dictionary batch or record batch message, found {}",
-                    other.variant_name().unwrap_or("an unknown message type")
+                    other
+                        .variant_name()
+                        .map(str::to_owned)
+                        .unwrap_or_else(|| format!("unknown message type {}", other.0))
                 )))
             }
         }

@@ -1,0 +1,285 @@
+//! Untrusted bytes give errors that say what was expected and what was found, and never
+//! a panic. The exact texts are asserted: they are what a JS user reads.
+
+use std::sync::Arc;
+
+use arrow_array::{ArrayRef, Int32Array, RecordBatch, StringArray};
+use arrow_ipc::writer::StreamWriter;
+use flatbuffers::FlatBufferBuilder;
+use quiver::ipc::{ReadLimits, StreamDecoder};
+
+fn sample() -> RecordBatch {
+    let strings: ArrayRef = Arc::new(StringArray::from(vec!["ab", "cd"]));
+    let ints: ArrayRef = Arc::new(Int32Array::from(vec![1, 2]));
+    RecordBatch::try_from_iter([("s", strings), ("i", ints)]).unwrap()
+}
+
+/// A valid stream: schema, one batch, end-of-stream marker.
+fn stream() -> Vec<u8> {
+    let batch = sample();
+    let mut writer = StreamWriter::try_new(Vec::new(), &batch.schema()).unwrap();
+    writer.write(&batch).unwrap();
+    writer.into_inner().unwrap()
+}
+
+/// Length of the first message (the schema) including its prefix.
+fn schema_message_len(bytes: &[u8]) -> usize {
+    8 + i32::from_le_bytes(bytes[4..8].try_into().unwrap()) as usize
+}
+
+type Header = (
+    arrow_ipc::MessageHeader,
+    flatbuffers::WIPOffset<flatbuffers::UnionWIPOffset>,
+);
+
+/// One encapsulated message with the given header and a zeroed body.
+fn message(build: impl FnOnce(&mut FlatBufferBuilder) -> Header, body: usize) -> Vec<u8> {
+    message_declaring(build, body as i64, body)
+}
+
+/// A message whose header declares `declared` body bytes, followed by `body` zero bytes.
+fn message_declaring(
+    build: impl FnOnce(&mut FlatBufferBuilder) -> Header,
+    declared: i64,
+    body: usize,
+) -> Vec<u8> {
+    let mut fbb = FlatBufferBuilder::new();
+    let (header_type, header) = build(&mut fbb);
+    let args = arrow_ipc::MessageArgs {
+        version: arrow_ipc::MetadataVersion::V5,
+        header_type,
+        header: Some(header),
+        bodyLength: declared,
+        custom_metadata: None,
+    };
+    let root = arrow_ipc::Message::create(&mut fbb, &args);
+    fbb.finish(root, None);
+    let mut metadata = fbb.finished_data().to_vec();
+    metadata.resize(metadata.len().div_ceil(8) * 8, 0);
+    let mut out = vec![0xFF; 4];
+    out.extend((metadata.len() as i32).to_le_bytes());
+    out.extend(metadata);
+    out.extend(vec![0; body]);
+    out
+}
+
+/// A record batch message for `sample()`'s schema with the given buffers (offset, len).
+fn record_batch(buffers: &[(i64, i64)], body: usize) -> Vec<u8> {
+    message(
+        |fbb| {
+            let nodes = fbb.create_vector(&[
+                arrow_ipc::FieldNode::new(2, 0),
+                arrow_ipc::FieldNode::new(2, 0),
+            ]);
+            let buffers: Vec<_> = buffers
+                .iter()
+                .map(|&(o, l)| arrow_ipc::Buffer::new(o, l))
+                .collect();
+            let buffers = fbb.create_vector(&buffers);
+            let batch = arrow_ipc::RecordBatch::create(
+                fbb,
+                &arrow_ipc::RecordBatchArgs {
+                    length: 2,
+                    nodes: Some(nodes),
+                    buffers: Some(buffers),
+                    ..Default::default()
+                },
+            );
+            (
+                arrow_ipc::MessageHeader::RecordBatch,
+                batch.as_union_value(),
+            )
+        },
+        body,
+    )
+}
+
+fn error_of(bytes: &[u8]) -> String {
+    let mut decoder = StreamDecoder::new(ReadLimits::default());
+    match decoder.push(bytes).and_then(|_| decoder.finish()) {
+        Ok(()) => panic!("decoded without an error"),
+        Err(e) => e.to_string(),
+    }
+}
+
+fn with_schema(message: Vec<u8>) -> Vec<u8> {
+    let valid = stream();
+    let mut out = valid[..schema_message_len(&valid)].to_vec();
+    out.extend(message);
+    out
+}
+
+#[test]
+fn truncated_streams_name_the_missing_part() {
+    let bytes = stream();
+    let schema = schema_message_len(&bytes);
+    assert_eq!(
+        error_of(&bytes[..3]),
+        "stream ended inside a message: message length prefix needs 4 bytes, got 3"
+    );
+    assert_eq!(
+        error_of(&bytes[..6]),
+        "stream ended inside a message: message length prefix needs 8 bytes, got 6"
+    );
+    assert_eq!(
+        error_of(&bytes[..20]),
+        format!(
+            "stream ended inside a message: message metadata needs {} bytes, got 12",
+            schema - 8
+        )
+    );
+    // The body of the record batch is shorter than declared.
+    let cut = bytes.len() - 8 - 10;
+    let message = error_of(&bytes[..cut]);
+    assert!(
+        message.starts_with("stream ended inside a message: message body needs"),
+        "{message}"
+    );
+    assert!(
+        message.ends_with(&format!("got {}", message_body_got(&bytes, cut))),
+        "{message}"
+    );
+}
+
+/// Bytes of the record batch body present when the stream is cut at `cut`.
+fn message_body_got(bytes: &[u8], cut: usize) -> usize {
+    let schema = schema_message_len(bytes);
+    let meta = i32::from_le_bytes(bytes[schema + 4..schema + 8].try_into().unwrap()) as usize;
+    cut - (schema + 8 + meta)
+}
+
+#[test]
+fn empty_input_has_no_schema() {
+    assert_eq!(
+        error_of(&[]),
+        "invalid IPC stream: stream ended before its schema message"
+    );
+}
+
+#[test]
+fn corrupt_flatbuffer_is_refused() {
+    let mut bytes = stream();
+    bytes[8..24].fill(0xAB);
+    let error = error_of(&bytes);
+    assert!(
+        error.starts_with("invalid IPC stream: message metadata is not a valid flatbuffer: "),
+        "{error}"
+    );
+}
+
+#[test]
+fn negative_lengths_are_refused() {
+    assert_eq!(
+        error_of(&[0xFF, 0xFF, 0xFF, 0xFF, 0xF0, 0xFF, 0xFF, 0xFF]),
+        "invalid IPC stream: expected a non-negative metadata length, found -16"
+    );
+}
+
+#[test]
+fn batch_before_schema_is_refused() {
+    let bytes = stream();
+    let error = error_of(&bytes[schema_message_len(&bytes)..]);
+    assert_eq!(
+        error,
+        "invalid IPC stream: expected the schema message first, found a record batch"
+    );
+}
+
+#[test]
+fn second_schema_is_refused() {
+    let bytes = stream();
+    let schema = &bytes[..schema_message_len(&bytes)];
+    let error = error_of(&[schema, schema].concat());
+    assert_eq!(
+        error,
+        "invalid IPC stream: expected one schema message, found a second"
+    );
+}
+
+#[test]
+fn unknown_message_type_is_refused() {
+    let tensor = message(
+        |fbb| {
+            let empty = fbb.start_table();
+            let table = fbb.end_table(empty);
+            (arrow_ipc::MessageHeader(42), table.as_union_value())
+        },
+        0,
+    );
+    assert_eq!(
+        error_of(&with_schema(tensor)),
+        "invalid IPC stream: expected a schema, dictionary batch or record batch message, found unknown message type 42"
+    );
+}
+
+#[test]
+fn buffer_outside_the_body_is_refused() {
+    let batch = record_batch(&[(0, 0), (0, 12), (16, 4), (0, 0), (24, 8)], 16);
+    assert_eq!(
+        error_of(&with_schema(batch)),
+        "invalid IPC stream: buffer 2 spans bytes 16..20, but the message body has 16 bytes"
+    );
+}
+
+#[test]
+fn offsets_past_the_values_are_refused() {
+    // Offsets [0, 2, 9] into 4 bytes of string data.
+    let mut batch = record_batch(&[(0, 0), (0, 12), (16, 4), (0, 0), (24, 8)], 32);
+    let body = batch.len() - 32;
+    batch[body..body + 12].copy_from_slice(&[0, 0, 0, 0, 2, 0, 0, 0, 9, 0, 0, 0]);
+    let error = error_of(&with_schema(batch));
+    assert!(error.contains("offset") && error.contains('9'), "{error}");
+}
+
+#[test]
+fn invalid_utf8_is_refused() {
+    let mut bytes = stream();
+    let at = bytes.windows(4).position(|w| w == b"abcd").unwrap();
+    bytes[at..at + 2].copy_from_slice(&[0xFF, 0xFE]);
+    let error = error_of(&bytes);
+    assert!(error.contains("Invalid UTF8 sequence"), "{error}");
+}
+
+#[test]
+fn bytes_after_the_end_marker_are_refused() {
+    let mut bytes = stream();
+    bytes.extend([1, 2, 3]);
+    assert_eq!(
+        error_of(&bytes),
+        "invalid IPC stream: expected no bytes after the end-of-stream marker, found 3"
+    );
+}
+
+#[test]
+fn a_failed_reader_stays_failed_with_the_first_error() {
+    let bytes = stream();
+    let mut decoder = StreamDecoder::new(ReadLimits::default());
+    assert!(decoder.push(&bytes[schema_message_len(&bytes)..]).is_err());
+    let later = decoder.push(&bytes).unwrap_err().to_string();
+    assert_eq!(
+        later,
+        "the reader failed earlier and cannot continue: invalid IPC stream: expected the schema message first, found a record batch"
+    );
+}
+
+#[test]
+fn body_larger_than_the_limit_is_refused_before_allocating() {
+    // A record batch that declares a 1 TiB body: refused when its metadata arrives.
+    let huge = message_declaring(
+        |fbb| {
+            let batch = arrow_ipc::RecordBatch::create(fbb, &arrow_ipc::RecordBatchArgs::default());
+            (
+                arrow_ipc::MessageHeader::RecordBatch,
+                batch.as_union_value(),
+            )
+        },
+        1 << 40,
+        0,
+    );
+    let error = error_of(&with_schema(huge));
+    assert!(
+        error.starts_with("message of 1099511627")
+            && error.ends_with("bytes exceeds maxMessageBytes = 268435456 bytes"),
+        "{error}"
+    );
+}
