@@ -22,6 +22,7 @@ gold="$root/../shared/testdata/arrow-testing/integration"
 failed=0
 for target in "${targets[@]}"; do
   corpus="corpus/$target"
+  rm -rf "artifacts/$target"
   mkdir -p "$corpus" "regressions/$target"
   if [ -z "$(ls -A "$corpus")" ]; then
     find "$gold" -name '*.stream' -exec cp {} "$corpus/" \;

@@ -26,7 +26,7 @@ use crate::ipc::limits::ReadLimits;
 use crate::ipc::stats::ReadStats;
 use decompress::{decompress, DictionaryHeader};
 use framing::{Framer, RawMessage};
-use precheck::precheck;
+use precheck::{check_schema, precheck};
 
 /// Decodes one Arrow IPC stream, pushed in segments.
 ///
@@ -191,7 +191,9 @@ impl StreamDecoder {
                         "big-endian stream: Quiver reads little-endian IPC only".into(),
                     ));
                 }
-                *schema = Some(Arc::new(arrow_ipc::convert::try_fb_to_schema(header)?));
+                let decoded = Arc::new(arrow_ipc::convert::try_fb_to_schema(header)?);
+                check_schema(&fields(&decoded))?;
+                *schema = Some(decoded);
             }
             MessageHeader::DictionaryBatch => {
                 let schema = require_schema(schema, "dictionary batch")?;

@@ -12,6 +12,36 @@ use arrow_schema::{DataType, Field, UnionMode};
 
 use crate::ipc::error::{QuiverError, Result};
 
+/// Refuses schema parameters that arrow-rs converts with a panic (a negative fixed size).
+pub(crate) fn check_schema(fields: &[&Field]) -> Result<()> {
+    for field in fields {
+        let size = match field.data_type() {
+            DataType::FixedSizeBinary(n) | DataType::FixedSizeList(_, n) => Some(*n),
+            _ => None,
+        };
+        if let Some(n) = size.filter(|n| *n < 0) {
+            return Err(QuiverError::invalid(format!(
+                "field {:?} declares fixed size {n}, expected a non-negative size",
+                field.name()
+            )));
+        }
+        let children: Vec<&Field> = match field.data_type() {
+            DataType::List(f)
+            | DataType::LargeList(f)
+            | DataType::ListView(f)
+            | DataType::LargeListView(f)
+            | DataType::FixedSizeList(f, _)
+            | DataType::Map(f, _) => vec![f.as_ref()],
+            DataType::Struct(fs) => fs.iter().map(|f| f.as_ref()).collect(),
+            DataType::Union(fs, _) => fs.iter().map(|(_, f)| f.as_ref()).collect(),
+            DataType::RunEndEncoded(a, b) => vec![a.as_ref(), b.as_ref()],
+            _ => Vec::new(),
+        };
+        check_schema(&children)?;
+    }
+    Ok(())
+}
+
 /// Walks `fields` over the nodes and buffers of `batch`.
 pub(crate) fn precheck(
     batch: arrow_ipc::RecordBatch<'_>,
