@@ -65,7 +65,7 @@ struct Entry {
 }
 
 pub(crate) async fn run(socket: WebSocket, shared: Arc<Shared>) {
-    let (sink, stream) = socket.split();
+    let (sink, mut stream) = socket.split();
     let (out, out_rx) = mpsc::channel(OUT_QUEUE);
     let writer = tokio::spawn(write_loop(sink, out_rx));
     let (done_tx, done_rx) = mpsc::unbounded_channel();
@@ -78,7 +78,8 @@ pub(crate) async fn run(socket: WebSocket, shared: Arc<Shared>) {
         pool: Pool::default(),
         done_tx,
     };
-    let close = conn.serve(stream, done_rx).await;
+    let close = conn.serve(&mut stream, done_rx).await;
+    let handshake = !matches!(close, Close::Gone);
     // Aborting drops each upstream call, which cancels it on the server.
     for (_, entry) in conn.streams.drain() {
         entry.task.abort();
@@ -96,7 +97,21 @@ pub(crate) async fn run(socket: WebSocket, shared: Arc<Shared>) {
         let _ = conn.out.send(Message::Close(Some(frame))).await;
     }
     drop(conn);
-    let _ = tokio::time::timeout(std::time::Duration::from_secs(5), writer).await;
+    let grace = std::time::Duration::from_secs(2);
+    let _ = tokio::time::timeout(grace, writer).await;
+    if handshake {
+        // Read until the client's close frame: closing the socket with its unread bytes
+        // (a pong, the rest of a frame) in our buffer would reset the connection and
+        // could destroy the error message and close frame before the client reads them.
+        let _ = tokio::time::timeout(grace, async {
+            while let Some(Ok(msg)) = stream.next().await {
+                if matches!(msg, Message::Close(_)) {
+                    break;
+                }
+            }
+        })
+        .await;
+    }
 }
 
 /// Tells the client why its connection ends, and makes the 1002 close frame.
@@ -149,7 +164,7 @@ struct Conn {
 impl Conn {
     async fn serve(
         &mut self,
-        mut socket: futures::stream::SplitStream<WebSocket>,
+        socket: &mut futures::stream::SplitStream<WebSocket>,
         mut done: mpsc::UnboundedReceiver<(u32, Result<(), Status>)>,
     ) -> Close {
         let config = &self.shared.config;

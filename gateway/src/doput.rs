@@ -85,6 +85,7 @@ impl DoPut {
             stream,
             descriptor: Some(descriptor),
             splitter: Splitter::new(max_message),
+            app_metadata: Bytes::new(),
             tx,
             credit,
             out,
@@ -110,6 +111,8 @@ struct Feed {
     stream: u32,
     descriptor: Option<FlightDescriptor>,
     splitter: Splitter,
+    /// `app_metadata` of the message in progress.
+    app_metadata: Bytes,
     tx: mpsc::Sender<FlightData>,
     credit: Arc<Mutex<Credit>>,
     out: mpsc::Sender<Message>,
@@ -135,12 +138,15 @@ impl Feed {
                     ipc,
                 } => {
                     self.splitter.check_first(first).map_err(invalid)?;
+                    if first {
+                        // It belongs to the message this frame starts, which is the next
+                        // to complete, perhaps in a later frame.
+                        self.app_metadata = app_metadata;
+                    }
                     self.splitter.push(&ipc, &mut messages).map_err(invalid)?;
                     self.splitter.check_last(last).map_err(invalid)?;
-                    // app_metadata belongs to the first message the frame starts.
-                    let mut app_metadata = Some(app_metadata);
                     for m in messages.drain(..) {
-                        let meta = app_metadata.take().unwrap_or_default();
+                        let meta = std::mem::take(&mut self.app_metadata);
                         self.send(m.header.into(), m.body.into(), meta).await?;
                     }
                 }

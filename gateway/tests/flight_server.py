@@ -9,6 +9,7 @@ Tickets (UTF-8):
   slow:<tag>                    small batches 50 ms apart until cancelled; prints
                                 "CANCELLED <tag>" when context.is_cancelled() turns true
   big                           one 1.5M-row int64 batch (12 MB, above gRPC's 4 MiB default)
+  meta:<n>                      n batches with app_metadata b"m<i>"
   put:<name>                    what a DoPut to path [<name>] stored
 
 GetFlightInfo on path ["parts"] answers part 0 here and part 1 at each --peer; on
@@ -78,6 +79,8 @@ class Server(flight.FlightServerBase):
         kind, _, rest = text.partition(":")
         if kind == "fail":
             return flight.GeneratorStream(SCHEMA, self.failing(int(rest)), options=self.options)
+        if kind == "meta":
+            return flight.GeneratorStream(SCHEMA, self.with_metadata(int(rest)), options=self.options)
         if kind == "slow":
             return flight.GeneratorStream(SCHEMA, self.slow(context, rest), options=self.options)
         schema, batches = self.batches(text)
@@ -87,6 +90,10 @@ class Server(flight.FlightServerBase):
         for i in range(n):
             yield make_batch(0, i, 1000)
         raise flight.FlightServerError(f"boom after {n} batches")
+
+    def with_metadata(self, n):
+        for i in range(n):
+            yield make_batch(0, i, 100), pa.py_buffer(f"m{i}".encode())
 
     def slow(self, context, tag):
         for i in range(2000):
@@ -111,9 +118,15 @@ class Server(flight.FlightServerBase):
         return flight.FlightInfo(SCHEMA, descriptor, endpoints, -1, -1)
 
     def do_put(self, context, descriptor, reader, writer):
-        table = reader.read_all()
+        batches, metadata = [], []
+        for chunk in reader:
+            batches.append(chunk.data)
+            if chunk.app_metadata is not None:
+                metadata.append(chunk.app_metadata.to_pybytes().decode())
+        table = pa.Table.from_batches(batches, reader.schema)
         self.stored[descriptor.path[0].decode()] = table
         writer.write(pa.py_buffer(f"stored {table.num_rows} rows".encode()))
+        writer.write(pa.py_buffer(",".join(metadata).encode()))
 
     def do_action(self, context, action):
         if action.type != "dump":

@@ -183,6 +183,8 @@ pub enum Event {
 #[derive(Default, Debug)]
 pub struct Download {
     pub ipc: Vec<u8>,
+    /// Non-empty `app_metadata`, in order, from data and metadata frames.
+    pub app_metadata: Vec<Vec<u8>>,
     pub frames: usize,
     pub largest_frame: usize,
     pub code: i32,
@@ -340,6 +342,9 @@ impl Ws {
                     d.frames += 1;
                     d.largest_frame = d.largest_frame.max(size);
                     d.ipc.extend_from_slice(&ipc);
+                    if !app_metadata.is_empty() {
+                        d.app_metadata.push(app_metadata);
+                    }
                     self.send(ClientMessage::Credit {
                         stream,
                         bytes: size as u64,
