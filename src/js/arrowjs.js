@@ -214,7 +214,9 @@ export function arrowTable(types, layouts, arrow, options, memory, keeper) {
   const ctx = context(arrow, memory, zero);
   const schema = arrowSchema(arrow, types);
   const batches = layouts.map((layout) => arrowBatch(ctx, schema, layout));
-  const table = new arrow.Table(schema, batches);
+  // From the batches' schema, as Arrow JS's own reader does: RecordBatch rewrites its
+  // schema (Schema.assign merges duplicate field names), which then differs from ours.
+  const table = batches.length > 0 ? new arrow.Table(batches) : new arrow.Table(schema);
   if (zero) {
     keep(table, keeper);
     for (const batch of batches) {

@@ -512,6 +512,7 @@ export function makeColumn(layout, index, token, memory) {
 export class ChunkedColumn {
   constructor(chunks, field) {
     this.chunks = chunks;
+    this.field = field;
     this.name = field.name;
     this.type = field.type;
     this.length = 0;

@@ -1,0 +1,17 @@
+// Column views, toArray() and toArrowJS() in Node against pyarrow and apache-arrow JS
+// (see tests/js/lib/columns.js), on the streams that tests/data/expected.py writes.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import * as arrow from 'apache-arrow';
+import * as quiver from 'quiver-arrow';
+import { columnTests, parseExpected } from './lib/columns.js';
+
+const root = fileURLToPath(new URL('../..', import.meta.url));
+const dir = `${root}tests/data/types`;
+execFileSync(`${root}.venv/bin/python`, [`${root}tests/data/expected.py`, dir], { stdio: 'ignore' });
+const expected = parseExpected(readFileSync(`${dir}/expected.json`, 'utf8'));
+
+columnTests({ test, assert, quiver, arrow, expected, read: async (name) => readFileSync(`${dir}/${name}`) });

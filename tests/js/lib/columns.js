@@ -1,0 +1,156 @@
+// Column checks shared by the Node tests (tests/js/columns.test.js) and the browser tests
+// (tests/browser/columns.test.js): for every stream that tests/data/expected.py describes,
+// Quiver's views and toArray() equal what pyarrow read, toArray() equals apache-arrow
+// JS's own decode, and toArrowJS() equals it value by value.
+//
+// `test` and `assert` are node:test/node:assert or the browser harness's, which share
+// their shape; `read(name)` resolves to the bytes of a stream.
+
+/** expected.json's tagged values back to JS values. */
+export function parseExpected(text) {
+  return JSON.parse(text, (_, v) => {
+    if (v === null || typeof v !== 'object' || Array.isArray(v)) return v;
+    if ('$bigint' in v) return BigInt(v.$bigint);
+    if ('$bytes' in v) return Uint8Array.from(v.$bytes.match(/../g) ?? [], (h) => parseInt(h, 16));
+    if ('$number' in v) return Number(v.$number);
+    return v;
+  });
+}
+
+// Arrow JS cannot decode these (no codec registered; no run-end encoded type).
+const ARROW_JS_CANNOT = [/\.lz4\.arrows$/, /\.zstd\.arrows$/, /^run_end_encoded\./];
+
+/**
+ * An Arrow JS value in the representation that views.js documents, for a field
+ * descriptor of BatchLayout.types: decimals to bigint, intervals to numbers or objects,
+ * Vectors to arrays, StructRow to objects, MapRow to [key, value] pairs.
+ */
+export function normalize(arrow, value, field) {
+  if (value === null || value === undefined) return null;
+  const type = field?.type;
+  const child = (i) => field?.children?.[i];
+  switch (type?.id) {
+    case 'Decimal': {
+      // From the words: Arrow JS 21.2's own BN toString() gives "-0" for decimal256.
+      const words = [...value].reverse().reduce((acc, w) => (acc << 32n) | BigInt(w), 0n);
+      return BigInt.asIntN(type.bitWidth, words);
+    }
+    case 'Interval': {
+      if (type.unit === 'YEAR_MONTH') return 12 * value[0] + value[1];
+      if (type.unit === 'DAY_TIME') return { days: value[0], milliseconds: value[1] };
+      const wide = new BigInt64Array(Int32Array.from(value).buffer);
+      return { months: value[0], days: value[1], nanoseconds: wide[1] };
+    }
+    case 'Binary': case 'LargeBinary': case 'BinaryView': case 'FixedSizeBinary':
+      return Uint8Array.from(value);
+    case 'List': case 'LargeList': case 'FixedSizeList':
+      return [...value].map((v) => normalize(arrow, v, child(0)));
+    case 'Map': {
+      const [key, item] = child(0).children;
+      return [...value].map(([k, v]) => [normalize(arrow, k, key), normalize(arrow, v, item)]);
+    }
+    case 'Struct': {
+      const row = {};
+      field.children.forEach((f) => { row[f.name] = normalize(arrow, value[f.name], f); });
+      return row;
+    }
+    case 'Dictionary':
+      return normalize(arrow, value, child(0));
+    case 'Union': {
+      // The child is not known from the value alone: pick by shape.
+      return normalize(arrow, value, field.children.find((f) => shapeFits(arrow, value, f)));
+    }
+    default:
+      return value;
+  }
+}
+
+function shapeFits(arrow, value, field) {
+  const id = field.type.id;
+  if (value instanceof arrow.Vector) return ['List', 'LargeList', 'FixedSizeList'].includes(id);
+  if (value instanceof arrow.StructRow) return id === 'Struct';
+  if (value instanceof arrow.MapRow) return id === 'Map';
+  if (value instanceof Uint8Array) return id.includes('Binary');
+  return false;
+}
+
+/** Registers the column tests for every stream in `expected`. */
+export function columnTests({ test, assert, quiver, arrow, expected, read }) {
+  for (const [name, batches] of Object.entries(expected)) {
+    test(`views and toArray() equal pyarrow: ${name}`, async () => {
+      const table = quiver.tableFromIPC(await read(name));
+      try {
+        const ours = table.batches;
+        assert.equal(ours.length, batches.length, 'batch count');
+        batches.forEach((want, b) => {
+          const batch = ours[b];
+          assert.equal(batch.numRows, want.numRows);
+          want.columns.forEach((wantColumn, k) => checkColumn(assert, batch.column(k), wantColumn, `${name} batch ${b}`));
+          batch.free();
+        });
+        for (let k = 0; k < table.numColumns; k++) {
+          const all = batches.flatMap((batch) => batch.columns[k].values);
+          assert.deepEqual(table.getChild(k).toArray(), all, `${name}: getChild(${k}).toArray()`);
+        }
+        const rows = table.toArray();
+        assert.equal(rows.length, table.numRows);
+        const names = batches[0]?.columns.map((c) => c.name) ?? [];
+        if (new Set(names).size === names.length) {
+          const want = batches.flatMap((batch) => Array.from({ length: batch.numRows }, (_, i) =>
+            Object.fromEntries(batch.columns.map((c) => [c.name, c.values[i]]))));
+          assert.deepEqual(rows, want, `${name}: table.toArray()`);
+        }
+      } finally {
+        table.free();
+      }
+    });
+
+    if (ARROW_JS_CANNOT.some((re) => re.test(name))) continue;
+    test(`toArray() and toArrowJS() equal apache-arrow JS: ${name}`, async () => {
+      const bytes = await read(name);
+      const theirs = arrow.tableFromIPC(bytes);
+      const table = quiver.tableFromIPC(bytes);
+      try {
+        const fields = Array.from({ length: table.numColumns }, (_, k) => table.getChild(k).field);
+        const copied = quiver.toArrowJS(table, arrow, { zeroCopy: false });
+        const viewed = quiver.toArrowJS(table, arrow, { zeroCopy: true });
+        fields.forEach((field, k) => {
+          const want = [...theirs.getChildAt(k)].map((v) => normalize(arrow, v, field));
+          assert.deepEqual(table.getChild(k).toArray(), want, `${name} column ${field.name}: toArray()`);
+          for (const [how, converted] of [['copied', copied], ['viewed', viewed]]) {
+            assert.equal(String(converted.schema.fields[k].type), String(theirs.schema.fields[k].type));
+            const got = [...converted.getChildAt(k)].map((v) => normalize(arrow, v, field));
+            assert.deepEqual(got, want, `${name} column ${field.name}: toArrowJS (${how})`);
+            assert.equal(converted.getChildAt(k).nullCount, theirs.getChildAt(k).nullCount);
+          }
+        });
+        assert.equal(copied.numRows, theirs.numRows);
+      } finally {
+        table.free();
+      }
+    });
+  }
+}
+
+function checkColumn(assert, column, want, where) {
+  const at = `${where} column ${want.name}`;
+  assert.equal(column.name, want.name);
+  assert.equal(column.length, want.values.length, `${at}: length`);
+  assert.equal(column.nullCount, want.valid.filter((v) => !v).length, `${at}: nullCount`);
+  assert.deepEqual(want.valid.map((_, i) => column.isValid(i)), want.valid, `${at}: isValid`);
+  assert.deepEqual(column.toArray(), want.values, `${at}: toArray()`);
+  want.values.forEach((v, i) => assert.deepEqual(column.get(i), v, `${at}: get(${i})`));
+  // The raw views: validity bits and fixed-width values where pyarrow gives the same value.
+  const { validity, validityBitOffset } = column;
+  if (validity !== null) {
+    want.valid.forEach((valid, i) => {
+      const j = validityBitOffset + i;
+      assert.equal(((validity[j >> 3] >> (j & 7)) & 1) === 1, valid, `${at}: validity bit ${i}`);
+    });
+  }
+  if (column.type.id === 'Int' || (column.type.id === 'Float' && column.type.bitWidth > 16)) {
+    const { values } = column;
+    assert.equal(values.length, want.values.length, `${at}: values.length`);
+    want.values.forEach((v, i) => v !== null && assert.equal(values[i], v, `${at}: values[${i}]`));
+  }
+}
