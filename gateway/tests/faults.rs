@@ -6,9 +6,11 @@ mod support;
 use std::time::{Duration, Instant};
 
 use quiver::flight::control::{ClientMessage, Descriptor, ServerMessage};
+use quiver::flight::frame::{self, Flags, FrameKind};
 use quiver_gateway::demo::{self, Demo, Generated};
 use quiver_gateway::Config;
 use support::{config, gateway, Event, GatewayProcess, Upstream, Ws};
+use tokio_tungstenite::tungstenite::Message;
 
 async fn first_frame(ws: &mut Ws, stream: u32) {
     loop {
@@ -218,11 +220,34 @@ async fn demo_service_end_to_end() {
         (Some(10 * 16), Some(1.0))
     );
 
-    let bad = ws.do_get(6, "rows=lots", None).await;
+    // A DoPut with a metadata-only message; the demo replays what it stored, so the
+    // metadata-only FlightData comes back as a metadata frame.
+    ws.send(ClientMessage::DoPut {
+        stream: 8,
+        descriptor: Descriptor::Path(vec!["mine".into()]),
+    })
+    .await;
+    let mut w =
+        arrow_ipc::writer::StreamWriter::try_new(Vec::new(), &demo::schema()).expect("writer");
+    w.write(&expected[0]).expect("write");
+    let ipc = w.into_inner().expect("bytes");
+    let data = frame::encode(8, FrameKind::Data, Flags::WHOLE, b"", &[&ipc]).expect("frame");
+    let meta =
+        frame::encode(8, FrameKind::Metadata, Flags::WHOLE, b"just metadata", &[]).expect("frame");
+    ws.send_raw(Message::Binary(data.into())).await;
+    ws.send_raw(Message::Binary(meta.into())).await;
+    ws.send(ClientMessage::End { stream: 8 }).await;
+    assert_eq!(ws.status(8).await.0, 0);
+    let back = ws.do_get(9, "put=mine", None).await;
+    assert_eq!(back.code, 0, "{}", back.message);
+    assert_eq!(back.batches(), &expected[..1]);
+    assert_eq!(back.app_metadata, [b"just metadata".to_vec()]);
+
+    let bad = ws.do_get(10, "rows=lots", None).await;
     assert_eq!(
         (bad.code, bad.message.as_str()),
         (3, "rows must be an integer up to 16777216, found \"lots\"")
     );
-    let missing = ws.do_get(7, "put=nothing", None).await;
+    let missing = ws.do_get(11, "put=nothing", None).await;
     assert_eq!(missing.code, 5, "{}", missing.message);
 }
