@@ -713,3 +713,79 @@ async fn static_files_are_served_from_www_and_pkg_only() {
         .starts_with("HTTP/1.1 404"));
     let _ = std::fs::remove_dir_all(root);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn json_calls_reach_pyarrow() {
+    let up = Upstream::start(&[]);
+    let mut ws = Ws::connect(gateway(config(&up)).await, None)
+        .await
+        .expect("connect");
+    let parts = || Descriptor::Path(vec!["parts".into()]);
+    ws.send(ClientMessage::ListFlights {
+        stream: 1,
+        criteria: vec![],
+    })
+    .await;
+    let Event::Json(ServerMessage::FlightInfo { info, .. }) = ws.next().await else {
+        panic!("expected flightInfo");
+    };
+    assert_eq!(info.descriptor, Some(parts()));
+    assert_eq!(ws.status(1).await.0, 0);
+
+    ws.send(ClientMessage::GetSchema {
+        stream: 2,
+        descriptor: parts(),
+    })
+    .await;
+    let Event::Json(ServerMessage::Schema { schema, .. }) = ws.next().await else {
+        panic!("expected schema");
+    };
+    assert_eq!(schema, info.schema, "both are the encapsulated schema");
+    let reader = arrow_ipc::reader::StreamReader::try_new(std::io::Cursor::new(&schema), None)
+        .expect("schema");
+    let names: Vec<_> = reader
+        .schema()
+        .fields()
+        .iter()
+        .map(|f| f.name().clone())
+        .collect();
+    assert_eq!(names, ["id", "value", "name"]);
+    assert_eq!(ws.status(2).await.0, 0);
+
+    ws.send(ClientMessage::ListActions { stream: 3 }).await;
+    let Event::Json(ServerMessage::ActionType { name, .. }) = ws.next().await else {
+        panic!("expected actionType");
+    };
+    assert_eq!(name, "dump");
+    assert_eq!(ws.status(3).await.0, 0);
+
+    // pyarrow implements neither (no auth handler, no PollFlightInfo): its answer passes.
+    for (stream, request) in [
+        (
+            4,
+            ClientMessage::Handshake {
+                stream: 4,
+                payload: b"hi".to_vec(),
+            },
+        ),
+        (
+            5,
+            ClientMessage::PollFlightInfo {
+                stream: 5,
+                descriptor: parts(),
+            },
+        ),
+    ] {
+        ws.send(request).await;
+        assert_eq!(ws.status(stream).await.0, 12, "UNIMPLEMENTED");
+    }
+    ws.send(ClientMessage::DoAction {
+        stream: 6,
+        action: "nope".into(),
+        body: vec![],
+    })
+    .await;
+    let (code, message) = ws.status(6).await;
+    assert_eq!(code, 2);
+    assert!(message.contains("unknown action nope"), "{message}");
+}

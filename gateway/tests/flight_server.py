@@ -12,6 +12,7 @@ Tickets (UTF-8):
   meta:<n>                      n batches with app_metadata b"m<i>"
   put:<name>                    what a DoPut to path [<name>] stored
 
+ListFlights answers the ["parts"] flight; GetSchema the data schema; ListActions "dump".
 GetFlightInfo on path ["parts"] answers part 0 here and part 1 at each --peer; on
 ["forbidden", <uri>] it answers one endpoint at <uri>. DoAction "dump" returns the
 uncompressed IPC stream of the ticket in its body, the reference the tests compare with.
@@ -116,6 +117,15 @@ class Server(flight.FlightServerBase):
         else:
             raise flight.FlightServerError(f"unknown path {path}")
         return flight.FlightInfo(SCHEMA, descriptor, endpoints, -1, -1)
+
+    def list_flights(self, context, criteria):
+        yield self.get_flight_info(context, flight.FlightDescriptor.for_path("parts"))
+
+    def get_schema(self, context, descriptor):
+        return flight.SchemaResult(SCHEMA)
+
+    def list_actions(self, context):
+        return [flight.ActionType("dump", "the reference IPC stream of a ticket")]
 
     def do_put(self, context, descriptor, reader, writer):
         batches, metadata = [], []
