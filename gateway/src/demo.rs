@@ -32,9 +32,11 @@ use tokio::net::TcpListener;
 use tokio_stream::wrappers::TcpListenerStream;
 use tonic::{Request, Response, Status, Streaming};
 
-/// Largest rows per batch and batches per stream a demo ticket may ask for.
-const MAX_ROWS: usize = 1 << 24;
+/// Largest rows per batch (about 100 MB), batches per stream and part a demo ticket may
+/// ask for; with these, every id fits in an i64.
+const MAX_ROWS: usize = 1 << 22;
 const MAX_BATCHES: usize = 1 << 20;
+const MAX_PARTS: usize = 1 << 10;
 /// Largest total a DoPut may store, so that the demo cannot be made to eat memory.
 const MAX_STORED_BYTES: usize = 1 << 30;
 
@@ -82,8 +84,8 @@ impl DemoTicket {
                 "put" => return Ok((DemoTicket::Put(value.to_string()), 1)),
                 "rows" => g.rows = number(MAX_ROWS)?,
                 "batches" => g.batches = number(MAX_BATCHES)?,
-                "part" => g.part = number(u32::MAX as usize)? as u64,
-                "partitions" => partitions = number(1024)?.max(1),
+                "part" => g.part = number(MAX_PARTS)? as u64,
+                "partitions" => partitions = number(MAX_PARTS)?.max(1),
                 "compression" => {
                     g.compression = match value {
                         "none" => None,
@@ -373,7 +375,7 @@ mod tests {
         );
         assert_eq!(
             DemoTicket::parse(b"rows=ten").unwrap_err(),
-            "rows must be an integer up to 16777216, found \"ten\""
+            "rows must be an integer up to 4194304, found \"ten\""
         );
         assert_eq!(
             DemoTicket::parse(b"compression=gzip").unwrap_err(),

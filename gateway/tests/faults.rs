@@ -246,7 +246,7 @@ async fn demo_service_end_to_end() {
     let bad = ws.do_get(10, "rows=lots", None).await;
     assert_eq!(
         (bad.code, bad.message.as_str()),
-        (3, "rows must be an integer up to 16777216, found \"lots\"")
+        (3, "rows must be an integer up to 4194304, found \"lots\"")
     );
     let missing = ws.do_get(11, "put=nothing", None).await;
     assert_eq!(missing.code, 5, "{}", missing.message);
