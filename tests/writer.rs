@@ -1,6 +1,6 @@
 //! The right-sized writer, natively: exact sizes, chunk splitting, round trips through
 //! Quiver's own decoder, and bad input.
-#![cfg(feature = "writer")]
+#![cfg(all(feature = "writer", not(target_arch = "wasm32")))]
 
 mod writer_data;
 

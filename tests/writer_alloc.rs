@@ -1,6 +1,6 @@
 //! What one write allocates, counted by a global allocator (one test, so that nothing
 //! else allocates while it measures). Mirrors the test of DataFusion Comet #6985.
-#![cfg(feature = "writer")]
+#![cfg(all(feature = "writer", not(target_arch = "wasm32")))]
 
 use std::sync::Arc;
 

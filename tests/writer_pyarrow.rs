@@ -2,7 +2,7 @@
 //! sliced, with each codec, equals its source; Quiver's messageSize equals pyarrow's
 //! `get_record_batch_size`; nested batches with dictionary deltas equal what arrow-rs's
 //! own writer wrote. The checks are in tests/data/check_written.py.
-#![cfg(feature = "writer")]
+#![cfg(all(feature = "writer", not(target_arch = "wasm32")))]
 
 mod writer_data;
 

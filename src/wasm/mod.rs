@@ -24,6 +24,8 @@ pub use error::WasmResult;
 pub use reader::{table_from_ipc, StreamReader};
 #[cfg(feature = "writer")]
 pub use writer::{message_size, table_to_ipc, StreamWriter};
+#[cfg(feature = "writer")]
+pub use writer_options::WriterOptionsJs;
 
 #[cfg(feature = "debug")]
 #[wasm_bindgen::prelude::wasm_bindgen(start)]
