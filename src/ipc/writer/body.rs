@@ -10,7 +10,7 @@ use arrow_buffer::bit_chunk_iterator::BitChunks;
 use arrow_buffer::Buffer;
 use arrow_data::ArrayData;
 use arrow_ipc::FieldNode;
-use arrow_schema::DataType;
+use arrow_schema::{DataType, UnionMode};
 
 use crate::ipc::error::{QuiverError, Result};
 
@@ -199,6 +199,24 @@ impl BodyPlan {
                     self.add(child, field.name())?;
                 }
             }
+            DataType::ListView(field) => self.add_list_view(data, 4, field.name())?,
+            DataType::LargeListView(field) => self.add_list_view(data, 8, field.name())?,
+            DataType::Union(fields, mode) => {
+                self.add_fixed(data, 1)?;
+                let dense = *mode == UnionMode::Dense;
+                if dense {
+                    self.add_fixed_at(data, 1, 4)?;
+                }
+                for (child, (_, field)) in data.child_data().iter().zip(fields.iter()) {
+                    // Sparse children line up with the parent's rows; dense ones are
+                    // addressed by the offsets and written whole, as arrow-ipc does.
+                    let child = match dense {
+                        true => child.clone(),
+                        false => slice_array(child, offset, len)?,
+                    };
+                    self.add(&child, field.name())?;
+                }
+            }
             DataType::RunEndEncoded(_, values) => self.add_run_end_encoded(data, values.name())?,
             DataType::Dictionary(key, _) => {
                 // Only the keys: the values travel in dictionary messages.
@@ -235,11 +253,28 @@ impl BodyPlan {
         Ok(())
     }
 
-    /// The values of a fixed-width column, `width` bytes per row.
-    fn add_fixed(&mut self, data: &ArrayData, width: usize) -> Result<()> {
-        let values = slice(buffer(data, 0)?, data.offset() * width, data.len() * width)?;
+    /// Buffer `index` of a fixed-width layout, `width` bytes per row.
+    fn add_fixed_at(&mut self, data: &ArrayData, index: usize, width: usize) -> Result<()> {
+        let values = slice(
+            buffer(data, index)?,
+            data.offset() * width,
+            data.len() * width,
+        )?;
         self.parts.push(Part::Bytes(values));
         Ok(())
+    }
+
+    /// List view offsets and sizes for the slice, then the whole child: offsets may point
+    /// anywhere in it, in any order (arrow-ipc writes it whole too).
+    fn add_list_view(&mut self, data: &ArrayData, width: usize, name: &str) -> Result<()> {
+        self.add_fixed(data, width)?;
+        self.add_fixed_at(data, 1, width)?;
+        self.add(child(data, 0)?, name)
+    }
+
+    /// The values of a fixed-width column, `width` bytes per row.
+    fn add_fixed(&mut self, data: &ArrayData, width: usize) -> Result<()> {
+        self.add_fixed_at(data, 0, width)
     }
 
     /// Offsets rebased to start at 0, then the value bytes they cover.
@@ -344,9 +379,6 @@ fn unsupported(name: &str, data_type: &DataType) -> QuiverError {
 /// Whether the writer can write `data_type`; names the first field it cannot.
 pub(crate) fn check_type(name: &str, data_type: &DataType) -> Result<()> {
     match data_type {
-        DataType::Union(..) | DataType::ListView(_) | DataType::LargeListView(_) => {
-            Err(unsupported(name, data_type))
-        }
         DataType::Dictionary(_, values) if matches!(**values, DataType::Dictionary(..)) => {
             Err(QuiverError::Unsupported(format!(
                 "field \"{name}\" is a dictionary of dictionaries, which IPC cannot describe"
@@ -356,8 +388,13 @@ pub(crate) fn check_type(name: &str, data_type: &DataType) -> Result<()> {
         DataType::Struct(fields) => fields
             .iter()
             .try_for_each(|f| check_type(f.name(), f.data_type())),
+        DataType::Union(fields, _) => fields
+            .iter()
+            .try_for_each(|(_, f)| check_type(f.name(), f.data_type())),
         DataType::List(f)
         | DataType::LargeList(f)
+        | DataType::ListView(f)
+        | DataType::LargeListView(f)
         | DataType::FixedSizeList(f, _)
         | DataType::Map(f, _) => check_type(f.name(), f.data_type()),
         DataType::RunEndEncoded(ends, values) => {

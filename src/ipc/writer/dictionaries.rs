@@ -77,8 +77,11 @@ impl Dictionaries {
     ) -> Result<()> {
         let children = match data.data_type() {
             DataType::Struct(_)
+            | DataType::Union(..)
             | DataType::List(_)
             | DataType::LargeList(_)
+            | DataType::ListView(_)
+            | DataType::LargeListView(_)
             | DataType::FixedSizeList(..)
             | DataType::Map(..) => data.child_data(),
             // Run ends are never dictionary encoded; only the values may be.
