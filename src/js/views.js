@@ -29,6 +29,20 @@ const FREED = "this column's RecordBatch was freed; keep the batch (or table) al
 
 const parsed = new WeakMap();
 
+// Batches of one stream share a schema, so its parsed type tree is reused. Bounded, since
+// a page may see many schemas over its life.
+const typeTrees = new Map();
+
+function typeTree(types) {
+  let fields = typeTrees.get(types);
+  if (fields === undefined) {
+    if (typeTrees.size >= 64) typeTrees.clear();
+    fields = JSON.parse(types);
+    typeTrees.set(types, fields);
+  }
+  return fields;
+}
+
 /**
  * The layout as `{ numRows, fields, nodes }`, one node tree per column; parsed once per
  * layout object (Rust caches the layout, so once per batch).
@@ -36,7 +50,7 @@ const parsed = new WeakMap();
 export function parseLayout(layout) {
   let result = parsed.get(layout);
   if (result !== undefined) return result;
-  const fields = JSON.parse(layout.types);
+  const fields = typeTree(layout.types);
   const n = layout.nodes;
   let at = 0;
   const node = () => {

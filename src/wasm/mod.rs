@@ -5,6 +5,7 @@ mod arrowjs;
 mod batch;
 #[cfg(feature = "writer")]
 mod chunks;
+mod column_types;
 mod error;
 mod layout;
 mod memory;

@@ -1,0 +1,80 @@
+//! TypeScript declarations of what `src/js/views.js` hands out: the batch layout, the
+//! type descriptors and the column objects. They have no Rust side.
+
+use wasm_bindgen::prelude::*;
+
+#[wasm_bindgen(typescript_custom_section)]
+const COLUMN_TS: &str = r#"
+/** A type in the vocabulary of apache-arrow JS (`Int`, `Utf8`, `Timestamp`, ...) with its
+ *  parameters, e.g. `{ id: "Int", bitWidth: 32, signed: true }`. */
+export interface TypeDescriptor {
+  id: string;
+  [parameter: string]: unknown;
+}
+/** A field: its name, type and child fields (list, struct, map, union, dictionary values). */
+export interface FieldDescriptor {
+  name: string;
+  nullable: boolean;
+  type: TypeDescriptor;
+  children: FieldDescriptor[];
+}
+/** Every buffer of a batch in one object (see src/wasm/layout.rs for `nodes`). */
+export interface BatchLayout {
+  numRows: number;
+  /** JSON of `FieldDescriptor[]`. */
+  types: string;
+  /** Per array, depth-first: length, nullCount, offset, validity (address, bytes, bit
+   *  offset), buffer count, (address, bytes) per buffer, child count, then the children. */
+  nodes: Uint32Array;
+}
+export type ColumnValues =
+  | Int8Array | Uint8Array | Int16Array | Uint16Array | Int32Array | Uint32Array
+  | BigInt64Array | BigUint64Array | Float32Array | Float64Array;
+/**
+ * One column of a batch: typed-array views of wasm memory (no copy), re-derived on access
+ * if memory grew. Reading any of them after the batch is freed throws.
+ */
+export interface Column extends Iterable<unknown> {
+  readonly name: string;
+  readonly type: TypeDescriptor;
+  readonly field: FieldDescriptor;
+  readonly length: number;
+  readonly nullCount: number;
+  /** Fixed-width values from row 0, utf8/binary bytes, dictionary indices, bool bits,
+   *  or 4 int32 words per row of a view type. */
+  readonly values: ColumnValues | undefined;
+  /** Bit of row 0 in a bool's `values` (0 for decoded IPC). */
+  readonly bitOffset: number;
+  /** Validity bits, or null when every row is valid. */
+  readonly validity: Uint8Array | null;
+  /** Bit of row 0 in `validity` (0 for decoded IPC). */
+  readonly validityBitOffset: number;
+  /** `length + 1` offsets of utf8/binary/list/map rows, or a dense union's offsets. */
+  readonly offsets: Int32Array | BigInt64Array | undefined;
+  /** A union's type ids, one per row. */
+  readonly typeIds: Int8Array | undefined;
+  /** The data buffers of a utf8 or binary view column. */
+  readonly dataBuffers: Uint8Array[] | undefined;
+  /** Child columns of nested types (row-aligned for struct and sparse union). */
+  readonly children: Column[];
+  /** A dictionary column's values. */
+  readonly dictionary: Column | undefined;
+  /** Row i's value (bigint for 64-bit integers, string for utf8, null for nulls, ...). */
+  get(i: number): unknown;
+  isValid(i: number): boolean;
+  /** Every row's value, copied into a new array. */
+  toArray(): unknown[];
+}
+/** A column over every batch of a table; `chunks` are the per-batch columns. */
+export interface ChunkedColumn extends Iterable<unknown> {
+  readonly name: string;
+  readonly type: TypeDescriptor;
+  readonly field: FieldDescriptor;
+  readonly length: number;
+  readonly nullCount: number;
+  readonly chunks: Column[];
+  get(i: number): unknown;
+  isValid(i: number): boolean;
+  toArray(): unknown[];
+}
+"#;

@@ -1,0 +1,170 @@
+// Lifetime checks of columns and toArrowJS results, shared by Node
+// (tests/js/memory.test.js) and Chromium (tests/browser/memory.test.js): values held
+// across 64 MiB of memory growth, freeing 1,000 batches back to the baseline, and the
+// errors for freed batches, missing columns and types Arrow JS cannot represent.
+import { normalize } from './columns.js';
+
+/** A stream of `batches` batches of `rows` rows (int32 with nulls, utf8, float64). */
+function smallStream(arrow, batches, rows) {
+  const batch = (b) => arrow.tableFromArrays({
+    i32: Int32Array.from({ length: rows }, (_, i) => b * rows + i),
+    f64: Float64Array.from({ length: rows }, (_, i) => i / 4),
+    str: Array.from({ length: rows }, (_, i) => (i % 7 === 3 ? null : `row ${b}:${i}`)),
+  });
+  let table = batch(0);
+  for (let b = 1; b < batches; b++) table = table.concat(batch(b));
+  return arrow.tableToIPC(table, 'stream');
+}
+
+/** 64 MiB of int64 in 8 batches, so that decoding it grows wasm memory. */
+function bigStream(arrow) {
+  const batch = () => arrow.tableFromArrays({ x: new BigInt64Array(1 << 20).fill(7n) });
+  let table = batch();
+  for (let b = 1; b < 8; b++) table = table.concat(batch());
+  return arrow.tableToIPC(table, 'stream');
+}
+
+/** Every column's values, normalized, of an Arrow JS table. */
+function arrowValues(arrow, arrowTable, fields) {
+  return fields.map((field, k) => [...arrowTable.getChildAt(k)].map((v) => normalize(arrow, v, field)));
+}
+
+/** Registers the tests; `names` lists streams (in expected.json) to hold across growth. */
+export function memoryTests({ test, assert, quiver, arrow, expected, read, names }) {
+  test('held columns and toArrowJS tables read every value right after 64 MiB of growth', async () => {
+    const held = [];
+    for (const name of names) {
+      const table = quiver.tableFromIPC(await read(name));
+      const fields = Array.from({ length: table.numColumns }, (_, k) => table.getChild(k).field);
+      const convertible = !fields.some((f) => JSON.stringify(f).includes('"RunEndEncoded"'));
+      const converted = convertible ? quiver.toArrowJS(table, arrow) : undefined;
+      const batches = table.batches;
+      const columns = batches.map((b) => b.columns());
+      const views = columns.map((cs) => cs.map((c) => c.values));
+      const lengths = views.map((vs) => vs.map((v) => v?.length));
+      held.push({ name, table, fields, converted, batches, columns, views, lengths,
+        arrowBefore: converted && arrowValues(arrow, converted, fields) });
+    }
+    const before = quiver.memoryStats().wasmMemoryBytes;
+    const big = quiver.tableFromIPC(bigStream(arrow));
+    const after = quiver.memoryStats().wasmMemoryBytes;
+    assert.ok(after - before >= 64 << 20, `wasm memory grew by ${after - before} bytes only`);
+    try {
+      for (const { name, table, fields, converted, batches, columns, views, lengths, arrowBefore } of held) {
+        const want = expected[name];
+        batches.forEach((batch, b) => {
+          columns[b].forEach((column, k) => {
+            assert.deepEqual(column.toArray(), want[b].columns[k].values, `${name} batch ${b} column ${k}`);
+            const view = column.values;
+            const old = views[b][k];
+            if (view !== undefined) {
+              // A view kept from before growth is detached (empty) on a fixed-size buffer,
+              // so the getter re-derives it; on a resizable buffer it is still the one.
+              assert.equal(view.length, lengths[b][k], `${name}: values.length after growth`);
+              assert.ok(view.buffer.byteLength >= after, `${name}: a getter returned a stale view`);
+              if (old.buffer.resizable) assert.equal(view, old);
+              else if (lengths[b][k] > 0) assert.equal(old.length, 0);
+            }
+          });
+        });
+        fields.forEach((_, k) => {
+          const all = want.flatMap((batch) => batch.columns[k].values);
+          assert.deepEqual(table.getChild(k).toArray(), all, `${name} getChild(${k})`);
+        });
+        if (converted) assert.deepEqual(arrowValues(arrow, converted, fields), arrowBefore, `${name}: toArrowJS`);
+      }
+    } finally {
+      big.free();
+      for (const { table, batches } of held) {
+        batches.forEach((b) => b.free());
+        table.free();
+      }
+    }
+  });
+
+  test('decoding and freeing 1,000 batches returns liveBytes to the baseline', () => {
+    const bytes = smallStream(arrow, 1000, 20);
+    const cycle = () => {
+      const reader = new quiver.StreamReader();
+      reader.push(bytes);
+      let batches = 0;
+      for (let batch = reader.nextBatch(); batch; batch = reader.nextBatch()) {
+        const [i32, , str] = batch.columns();
+        assert.equal(i32.values.length, 20);
+        assert.equal(str.toArray().length, 20);
+        quiver.toArrowJS(batch, arrow, { zeroCopy: false });
+        batch.free();
+        batches++;
+      }
+      reader.finish();
+      reader.free();
+      return batches;
+    };
+    cycle(); // the allocator's own first-use growth is not a leak
+    const baseline = quiver.memoryStats().liveBytes;
+    assert.equal(cycle(), 1000);
+    const live = quiver.memoryStats().liveBytes;
+    assert.ok(Math.abs(live - baseline) <= 4096, `liveBytes ${live} vs baseline ${baseline}`);
+  });
+
+  test('a freed batch\'s columns throw instead of reading freed memory', () => {
+    const table = quiver.tableFromIPC(smallStream(arrow, 1, 5));
+    const [batch] = table.batches;
+    const column = batch.column('str');
+    assert.equal(column.get(0), 'row 0:0');
+    batch.free();
+    table.free();
+    const freed = /this column's RecordBatch was freed/;
+    assert.throws(() => column.values, freed);
+    assert.throws(() => column.get(0), freed);
+    assert.throws(() => column.toArray(), freed);
+    assert.throws(() => column.validity, freed);
+  });
+
+  test('a freed table\'s chunked columns throw too', () => {
+    const table = quiver.tableFromIPC(smallStream(arrow, 2, 5));
+    const column = table.getChild('i32');
+    assert.deepEqual(column.toArray(), [0, 1, 2, 3, 4, 5, 6, 7, 8, 9]);
+    table.free();
+    assert.throws(() => column.get(7), /this column's RecordBatch was freed/);
+  });
+
+  test('a missing column names the available ones', () => {
+    const table = quiver.tableFromIPC(smallStream(arrow, 1, 5));
+    const [batch] = table.batches;
+    assert.throws(() => batch.column('missing'),
+      { message: 'no column named "missing" in this batch; the columns are: i32, f64, str' });
+    assert.throws(() => batch.column(3),
+      { message: 'no column at index 3 in this batch; the columns are: i32, f64, str' });
+    assert.throws(() => table.getChild('nope'),
+      { message: 'no column named "nope" in this table; the columns are: i32, f64, str' });
+    batch.free();
+    table.free();
+  });
+
+  test('toArrowJS refuses what Arrow JS cannot represent, naming the field and type', async () => {
+    const table = quiver.tableFromIPC(await read('run_end_encoded.none.arrows'));
+    assert.throws(() => quiver.toArrowJS(table, arrow), {
+      message: 'toArrowJS: field "run_end_encoded" has type RunEndEncoded, which apache-arrow JS cannot represent',
+    });
+    assert.throws(() => quiver.toArrowJS({}, arrow), /expects a quiver RecordBatch or Table, found Object/);
+    assert.throws(() => quiver.toArrowJS(table, {}), /expects the apache-arrow module/);
+    assert.throws(() => quiver.toArrowJS(table, arrow, { zeroCopy: 'yes' }), /zeroCopy must be a boolean/);
+    table.free();
+  });
+
+  test('toArrowJS shares wasm memory where it is resizable or zeroCopy is set, and copies otherwise', () => {
+    const table = quiver.tableFromIPC(smallStream(arrow, 1, 5));
+    const [batch] = table.batches;
+    const memory = batch.column('f64').values.buffer;
+    const dataOf = (t) => t.getChild('f64').data[0].values.buffer;
+    assert.equal(dataOf(quiver.toArrowJS(table, arrow)) === memory, memory.resizable === true);
+    assert.equal(dataOf(quiver.toArrowJS(batch, arrow, { zeroCopy: true })), memory);
+    assert.notEqual(dataOf(quiver.toArrowJS(table, arrow, { zeroCopy: false })), memory);
+    // The result holds its own share of the buffers: freeing the source leaves it valid.
+    const shared = quiver.toArrowJS(batch, arrow, { zeroCopy: true });
+    batch.free();
+    table.free();
+    assert.deepEqual([...shared.getChild('f64')], [0, 0.25, 0.5, 0.75, 1]);
+  });
+}
