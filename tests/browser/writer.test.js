@@ -1,0 +1,8 @@
+// The writer in Chromium, over resizable wasm memory, so chunk(i) is a view with no copy
+// (tests/js/lib/writer.js).
+import { test, assert } from './harness.js';
+import * as quiver from 'quiver-arrow';
+import * as arrow from 'apache-arrow';
+import { writerTests } from '../js/lib/writer.js';
+
+writerTests({ test, assert, quiver, arrow });
