@@ -9,7 +9,7 @@ use tokio::sync::mpsc;
 use tonic::Status;
 
 use crate::convert::{descriptor_to_proto, info_from_proto, poll_from_proto};
-use crate::doput::send_json;
+use crate::out::send_json;
 use crate::upstream::{request, Client};
 
 /// Runs one request and sends its results; the caller sends the terminal status.

@@ -23,8 +23,9 @@ use crate::calls;
 use crate::convert::{descriptor_to_proto, status_message};
 use crate::credit::SharedCredit;
 use crate::doget::DoGet;
-use crate::doput::{send_json, DoPut, Upload};
+use crate::doput::{DoPut, Upload};
 use crate::http::Shared;
+use crate::out::send_json;
 use crate::upstream::Pool;
 
 /// Messages queued for the socket; a full queue pauses the stream tasks.

@@ -15,6 +15,7 @@ use tokio::sync::mpsc;
 use tokio_stream::wrappers::ReceiverStream;
 use tonic::Status;
 
+use crate::out::send_json;
 use crate::upstream::{request, Client};
 
 /// What the connection passes to a DoPut task.
@@ -189,14 +190,4 @@ impl Feed {
         };
         send_json(&self.out, &msg).await
     }
-}
-
-pub(crate) async fn send_json(
-    out: &mpsc::Sender<Message>,
-    msg: &ServerMessage,
-) -> Result<(), Status> {
-    let text = msg.to_json().map_err(|e| Status::internal(e.to_string()))?;
-    out.send(Message::Text(text.into()))
-        .await
-        .map_err(|_| Status::cancelled("client connection closed"))
 }

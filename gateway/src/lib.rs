@@ -4,7 +4,10 @@
 //! - `http`: the axum router (WebSocket upgrade, Origin check, static files).
 //! - `conn`: one WebSocket connection: control dispatch, stream table, keepalive.
 //! - `doget`, `doput`, `calls`: the Flight calls, one task per stream.
-//! - `upstream`: the location allow-list and the pool of gRPC channels.
+//! - `credit`: a DoGet stream's credit, shared by the connection and the stream's task.
+//! - `out`: the bounded queue of messages to the socket.
+//! - `convert`: Flight protobuf messages to and from the protocol's JSON.
+//! - `upstream`: the location allow-list and each connection's gRPC channels.
 //! - [`demo`]: an in-process Flight service with generated data (`--demo`).
 
 mod calls;
@@ -16,6 +19,7 @@ pub mod demo;
 mod doget;
 mod doput;
 mod http;
+mod out;
 mod upstream;
 
 use std::io;
