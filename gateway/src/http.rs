@@ -78,7 +78,9 @@ async fn upgrade(
         .on_upgrade(move |socket| conn::run(socket, shared))
 }
 
-/// Same-origin requests, `*` and listed origins are allowed.
+/// Listed origins and `*` are allowed, and so are same-origin pages when the gateway is
+/// addressed by IP or as `localhost`. Under a domain name, same-origin is not enough:
+/// with DNS rebinding, a hostile page's own domain can point at the gateway.
 fn origin_allowed(origin: &HeaderValue, host: Option<&HeaderValue>, allowed: &[String]) -> bool {
     let Ok(origin) = origin.to_str() else {
         return false;
@@ -86,11 +88,23 @@ fn origin_allowed(origin: &HeaderValue, host: Option<&HeaderValue>, allowed: &[S
     let same_origin = host
         .and_then(|h| h.to_str().ok())
         .zip(origin.split_once("://"))
-        .is_some_and(|(host, (_, authority))| authority.eq_ignore_ascii_case(host));
+        .is_some_and(|(host, (_, authority))| {
+            authority.eq_ignore_ascii_case(host) && not_a_domain(host)
+        });
     same_origin
         || allowed
             .iter()
             .any(|a| a == "*" || a.eq_ignore_ascii_case(origin))
+}
+
+/// `host[:port]` names an IP address or `localhost`.
+fn not_a_domain(host: &str) -> bool {
+    let name = match host.rsplit_once(':') {
+        Some((name, port)) if port.bytes().all(|b| b.is_ascii_digit()) => name,
+        _ => host,
+    };
+    let name = name.trim_start_matches('[').trim_end_matches(']');
+    name.eq_ignore_ascii_case("localhost") || name.parse::<std::net::IpAddr>().is_ok()
 }
 
 #[cfg(test)]
@@ -109,6 +123,19 @@ mod tests {
     #[test]
     fn origins() {
         assert!(allowed("http://127.0.0.1:8080", "127.0.0.1:8080", &[]));
+        assert!(allowed("http://localhost:8080", "localhost:8080", &[]));
+        assert!(allowed("http://[::1]:8080", "[::1]:8080", &[]));
+        // DNS rebinding: a domain that resolves to the gateway is not trusted as such.
+        assert!(!allowed(
+            "http://rebind.example:8080",
+            "rebind.example:8080",
+            &[]
+        ));
+        assert!(allowed(
+            "http://gw.example",
+            "gw.example",
+            &["http://gw.example"]
+        ));
         assert!(allowed(
             "http://app.example",
             "gw:1",
