@@ -9,7 +9,10 @@
 
 use arrow_array::RecordBatch;
 use arrow_data::ArrayData;
-use arrow_schema::{DataType, Field, IntervalUnit, Schema, TimeUnit, UnionMode};
+use std::cell::RefCell;
+use std::sync::Arc;
+
+use arrow_schema::{DataType, Field, IntervalUnit, Schema, SchemaRef, TimeUnit, UnionMode};
 use js_sys::{Object, Reflect, Uint32Array};
 use serde_json::{json, Value};
 use wasm_bindgen::JsValue;
@@ -23,13 +26,29 @@ pub(crate) fn batch_layout(batch: &RecordBatch) -> JsValue {
     let layout = Object::new();
     // Reflect::set on a fresh plain object cannot fail.
     let _ = Reflect::set(&layout, &"numRows".into(), &batch.num_rows().into());
-    let _ = Reflect::set(
-        &layout,
-        &"types".into(),
-        &schema_types(batch.schema_ref()).into(),
-    );
+    let _ = Reflect::set(&layout, &"types".into(), &types_of(&batch.schema()));
     let _ = Reflect::set(&layout, &"nodes".into(), &Uint32Array::from(&nodes[..]));
     layout.into()
+}
+
+thread_local! {
+    /// The last schema's `types` string. Batches of one stream share their schema, so its
+    /// JSON is built, and its string crosses to JS, once per stream instead of per batch.
+    static LAST_TYPES: RefCell<Option<(SchemaRef, JsValue)>> = const { RefCell::new(None) };
+}
+
+fn types_of(schema: &SchemaRef) -> JsValue {
+    LAST_TYPES.with(|last| {
+        let mut last = last.borrow_mut();
+        match &*last {
+            Some((cached, types)) if Arc::ptr_eq(cached, schema) => types.clone(),
+            _ => {
+                let types = JsValue::from(schema_types(schema));
+                *last = Some((Arc::clone(schema), types.clone()));
+                types
+            }
+        }
+    })
 }
 
 /// The schema's field descriptors as one JSON string (the `types` of `BatchLayout`).
