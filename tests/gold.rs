@@ -77,9 +77,20 @@ fn assert_matches(path: &Path, batches: &[RecordBatch], json: &ArrowJson) {
     for (i, (got, want)) in batches.iter().zip(&want).enumerate() {
         assert_eq!(got.num_columns(), want.num_columns(), "{}", name(path));
         // Custom metadata is kept, on the schema and on each field.
-        assert_eq!(got.schema().metadata(), want.schema().metadata(), "{}", name(path));
+        assert_eq!(
+            got.schema().metadata(),
+            want.schema().metadata(),
+            "{}",
+            name(path)
+        );
         for (g, w) in got.schema().fields().iter().zip(want.schema().fields()) {
-            assert_eq!(g.metadata(), w.metadata(), "{} field {}", name(path), w.name());
+            assert_eq!(
+                g.metadata(),
+                w.metadata(),
+                "{} field {}",
+                name(path),
+                w.name()
+            );
         }
         for (c, field) in want.schema().fields().iter().enumerate() {
             let (got_type, want_type) =
