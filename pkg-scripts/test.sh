@@ -55,8 +55,12 @@ step "clippy (wasm32)" \
 step "cargo test" cargo test --workspace
 # wasm-pack tests the package in the current folder: the root crate `quiver` only.
 step "wasm-pack test --node" wasm-pack test --node
+# The suites use no `run_in_browser`, so WASM_BINDGEN_USE_BROWSER runs the same tests here.
 step "wasm-pack test --chrome" \
-  env CHROMEDRIVER="$(command -v chromedriver)" wasm-pack test --headless --chrome
+  env WASM_BINDGEN_USE_BROWSER=1 CHROMEDRIVER="$(command -v chromedriver)" \
+  wasm-pack test --headless --chrome
+# A short pass of every fuzz target; pkg-scripts/fuzz.sh with no argument runs 10 minutes each.
+step "fuzz smoke" pkg-scripts/fuzz.sh 20
 step "build npm package" pkg-scripts/build.sh
 step "JS tests (node --test)" node --test tests/js/
 step "browser tests (chromium)" node tests/browser/run.mjs
