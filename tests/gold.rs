@@ -137,6 +137,9 @@ fn relabel(data: ArrayData, ty: &DataType) -> ArrayData {
         .unwrap()
 }
 
+/// Yields the size of each next segment.
+type SegmentSizes = Box<dyn FnMut() -> usize>;
+
 /// A small deterministic generator, so failures reproduce.
 fn lcg(seed: u64) -> impl FnMut() -> u64 {
     let mut state = seed;
@@ -157,7 +160,7 @@ fn gold_files_decode_to_their_json() {
             .iter()
             .find(|(prefix, _)| name(&path).starts_with(prefix));
         let mut rng = lcg(bytes.len() as u64);
-        let splits: [(&str, Box<dyn FnMut() -> usize>); 3] = [
+        let splits: [(&str, SegmentSizes); 3] = [
             ("whole", Box::new(|| usize::MAX)),
             ("byte by byte", Box::new(|| 1)),
             ("random", Box::new(move || (rng() % 700) as usize + 1)),

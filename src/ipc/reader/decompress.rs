@@ -86,7 +86,7 @@ fn plan<'a>(
     let mut slots = Vec::new();
     let mut offset: u64 = 0;
     for (index, buffer) in buffers.enumerate() {
-        let bytes = super::buffer_bytes(body, index, &buffer)?;
+        let bytes = super::buffer_bytes(body, index, buffer)?;
         let slot = if bytes.is_empty() {
             Slot {
                 source: bytes,

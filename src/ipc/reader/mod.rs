@@ -309,7 +309,8 @@ fn copied_outside(batch: &RecordBatch, body: &Buffer) -> u64 {
         let nulls = data.nulls().map(|n| n.buffer());
         for buffer in data.buffers().iter().chain(nulls) {
             let start = buffer.as_ptr() as usize;
-            if !buffer.is_empty() && !(body.contains(&start) && start + buffer.len() <= body.end) {
+            let inside = body.contains(&start) && start + buffer.len() <= body.end;
+            if !buffer.is_empty() && !inside {
                 *total += buffer.len() as u64;
             }
         }
@@ -329,7 +330,7 @@ fn copied_outside(batch: &RecordBatch, body: &Buffer) -> u64 {
 /// instance), so every buffer is checked against the body first.
 fn check_buffers(batch: arrow_ipc::RecordBatch<'_>, body: &Buffer) -> Result<()> {
     for (index, buffer) in batch.buffers().into_iter().flatten().enumerate() {
-        buffer_bytes(body, index, &buffer)?;
+        buffer_bytes(body, index, buffer)?;
     }
     Ok(())
 }
