@@ -145,7 +145,7 @@ fn bad_input_is_an_error_and_the_module_keeps_working() {
         "{error}"
     );
 
-    let error = message(table_from_ipc(JsValue::from(42).into(), None).unwrap_err());
+    let error = message(table_from_ipc(JsValue::from(42), None).unwrap_err());
     assert_eq!(
         error,
         "tableFromIPC expects a Uint8Array or an array of Uint8Array"
