@@ -63,6 +63,8 @@ step "wasm-pack test --chrome" \
 step "fuzz smoke" pkg-scripts/fuzz.sh 20
 step "build npm package" pkg-scripts/build.sh
 step "JS tests (node --test)" node --test tests/js/
+# The browser column tests fetch these streams and pyarrow's values from the test server.
+step "pyarrow expected values" .venv/bin/python tests/data/expected.py
 step "browser tests (chromium)" node tests/browser/run.mjs
 
 summary

@@ -9,6 +9,9 @@
 // - copy (the default elsewhere, e.g. Node 20): every buffer is `.slice()`d out of wasm.
 // - `{ zeroCopy: true }` on a non-resizable memory: views, which DETACH and read as empty
 //   when wasm memory next grows (any later decode may grow it). Use the result at once.
+// Strings: Arrow JS decodes them with TextDecoder, which refuses views of a resizable
+// buffer, so on resizable memory the UTF-8 bytes (and a Utf8View's views, which inline
+// short strings) are copied; offsets, validity and every other buffer are still shared.
 
 import { fixedWidth, parseLayout } from './views.js';
 
@@ -114,14 +117,17 @@ function makeData(ctx, type, field, node, shift = 0, length = node.length) {
       break;
     case 'Utf8': case 'Binary': case 'LargeUtf8': case 'LargeBinary': {
       const large = field.type.id.startsWith('Large');
+      const bytes = field.type.id.includes('Utf8') ? ctx.text : view;
       props.valueOffsets = buffer(0, large ? BigInt64Array : Int32Array, start, length + 1);
-      props.data = view(Uint8Array, node.buffers[1].address, node.buffers[1].bytes);
+      props.data = bytes(Uint8Array, node.buffers[1].address, node.buffers[1].bytes);
       break;
     }
-    case 'Utf8View': case 'BinaryView':
-      props.views = buffer(0, Uint8Array, start * 16, length * 16);
-      props.variadicBuffers = node.buffers.slice(1).map((b) => view(Uint8Array, b.address, b.bytes));
+    case 'Utf8View': case 'BinaryView': {
+      const bytes = field.type.id === 'Utf8View' ? ctx.text : view;
+      props.views = bytes(Uint8Array, node.buffers[0].address + start * 16, length * 16);
+      props.variadicBuffers = node.buffers.slice(1).map((b) => bytes(Uint8Array, b.address, b.bytes));
       break;
+    }
     case 'List': case 'LargeList': case 'Map':
       props.valueOffsets = buffer(0, field.type.id === 'LargeList' ? BigInt64Array : Int32Array, start, length + 1);
       props.child = child(0);
@@ -173,7 +179,10 @@ function context(arrow, memory, zero) {
     }
     return out;
   };
-  return { arrow, view, bitmap };
+  // UTF-8 that Arrow JS will hand to TextDecoder (see the top of this file).
+  const text = (Array, address, count) =>
+    memory.buffer.resizable ? new Array(memory.buffer, address, count).slice() : view(Array, address, count);
+  return { arrow, view, bitmap, text };
 }
 
 function arrowBatch(ctx, schema, layout) {
