@@ -115,13 +115,15 @@ node -e '
   const fs = require("fs");
   const zlib = require("zlib");
   const kb = (n) => (n / 1024).toFixed(1).padStart(8) + " KiB";
-  console.log("[build] " + "file".padEnd(36) + "raw".padStart(12) + "gzip -9".padStart(12) + "brotli".padStart(12));
-  for (const file of process.argv.slice(1)) {
+  const files = process.argv.slice(1);
+  const width = Math.max(...files.map((f) => f.length)) + 2;
+  console.log("[build] " + "file".padEnd(width) + "raw".padStart(12) + "gzip -9".padStart(12) + "brotli".padStart(12));
+  for (const file of files) {
     const bytes = fs.readFileSync(file);
     const gzip = zlib.gzipSync(bytes, { level: 9 }).length;
     const brotli = zlib.brotliCompressSync(bytes, {
       params: { [zlib.constants.BROTLI_PARAM_QUALITY]: 11 },
     }).length;
-    console.log("[build] " + file.padEnd(36) + kb(bytes.length) + kb(gzip) + kb(brotli));
+    console.log("[build] " + file.padEnd(width) + kb(bytes.length) + kb(gzip) + kb(brotli));
   }
 ' "$out/web/quiver_bg.wasm" "$out/node/quiver_bg.wasm"

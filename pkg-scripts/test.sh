@@ -52,6 +52,9 @@ step "cargo fmt --check" cargo fmt --all --check
 step "clippy (native)" cargo clippy --workspace --all-targets -- -D warnings
 step "clippy (wasm32)" \
   cargo clippy -p quiver --target wasm32-unknown-unknown --all-targets -- -D warnings
+# The decode-only flavour (build.sh --decode-only) must build without warnings too.
+step "clippy (wasm32, decode-only)" \
+  cargo clippy -p quiver --target wasm32-unknown-unknown --no-default-features -- -D warnings
 step "cargo test" cargo test --workspace
 # wasm-pack tests the package in the current folder: the root crate `quiver` only.
 step "wasm-pack test --node" wasm-pack test --node
