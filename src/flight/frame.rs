@@ -57,6 +57,73 @@ impl Flags {
     }
 }
 
+/// A validated frame header, for a receiver that reads the payload where it lies (the
+/// wasm client reads it straight out of the received JS `ArrayBuffer`, never copying the
+/// whole frame into wasm memory first).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Header {
+    pub stream: u32,
+    pub kind: FrameKind,
+    pub flags: Flags,
+    /// Bytes of `app_metadata` right after the header; the rest of the payload is IPC.
+    pub app_metadata_len: usize,
+}
+
+impl Header {
+    /// Validates the header of a frame whose payload (everything after the header) is
+    /// `payload_len` bytes. `max_payload` caps `app_metadata` plus IPC bytes.
+    pub fn decode(
+        header: &[u8; HEADER_LEN],
+        payload_len: usize,
+        max_payload: usize,
+    ) -> Result<Self> {
+        let [s0, s1, s2, s3, kind, flags, r0, r1, m0, m1, m2, m3] = *header;
+        let stream = u32::from_le_bytes([s0, s1, s2, s3]);
+        if stream == 0 {
+            return Err(ProtocolError::ZeroStream);
+        }
+        let kind = match kind {
+            0 => FrameKind::Data,
+            1 => FrameKind::Metadata,
+            other => return Err(ProtocolError::UnknownKind(other)),
+        };
+        let flags = Flags::from_byte(flags)?;
+        let reserved = u16::from_le_bytes([r0, r1]);
+        if reserved != 0 {
+            return Err(ProtocolError::ReservedField(reserved));
+        }
+        if payload_len > max_payload {
+            return Err(ProtocolError::FrameTooLarge {
+                limit: max_payload,
+                found: payload_len,
+            });
+        }
+        let declared = u32::from_le_bytes([m0, m1, m2, m3]) as usize;
+        if declared > payload_len {
+            return Err(ProtocolError::MetadataOverrun {
+                declared,
+                available: payload_len,
+            });
+        }
+        if declared > 0 && !flags.first {
+            return Err(ProtocolError::MetadataNotFirst);
+        }
+        let ipc_len = payload_len - declared;
+        match kind {
+            FrameKind::Metadata if flags != Flags::WHOLE || ipc_len > 0 => {
+                Err(ProtocolError::BadMetadataFrame)
+            }
+            FrameKind::Data if ipc_len == 0 => Err(ProtocolError::EmptyData),
+            _ => Ok(Header {
+                stream,
+                kind,
+                flags,
+                app_metadata_len: declared,
+            }),
+        }
+    }
+}
+
 /// A decoded frame borrowing the received bytes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Frame<'a> {
@@ -77,51 +144,15 @@ impl<'a> Frame<'a> {
                 found: bytes.len(),
             });
         };
-        let [s0, s1, s2, s3, kind, flags, r0, r1, m0, m1, m2, m3] = *header;
-        let stream = u32::from_le_bytes([s0, s1, s2, s3]);
-        if stream == 0 {
-            return Err(ProtocolError::ZeroStream);
-        }
-        let kind = match kind {
-            0 => FrameKind::Data,
-            1 => FrameKind::Metadata,
-            other => return Err(ProtocolError::UnknownKind(other)),
-        };
-        let flags = Flags::from_byte(flags)?;
-        let reserved = u16::from_le_bytes([r0, r1]);
-        if reserved != 0 {
-            return Err(ProtocolError::ReservedField(reserved));
-        }
-        if payload.len() > max_payload {
-            return Err(ProtocolError::FrameTooLarge {
-                limit: max_payload,
-                found: payload.len(),
-            });
-        }
-        let declared = u32::from_le_bytes([m0, m1, m2, m3]) as usize;
-        if declared > payload.len() {
-            return Err(ProtocolError::MetadataOverrun {
-                declared,
-                available: payload.len(),
-            });
-        }
-        let (app_metadata, ipc) = payload.split_at(declared);
-        if !app_metadata.is_empty() && !flags.first {
-            return Err(ProtocolError::MetadataNotFirst);
-        }
-        match kind {
-            FrameKind::Metadata if flags != Flags::WHOLE || !ipc.is_empty() => {
-                Err(ProtocolError::BadMetadataFrame)
-            }
-            FrameKind::Data if ipc.is_empty() => Err(ProtocolError::EmptyData),
-            _ => Ok(Frame {
-                stream,
-                kind,
-                flags,
-                app_metadata,
-                ipc,
-            }),
-        }
+        let h = Header::decode(header, payload.len(), max_payload)?;
+        let (app_metadata, ipc) = payload.split_at(h.app_metadata_len);
+        Ok(Frame {
+            stream: h.stream,
+            kind: h.kind,
+            flags: h.flags,
+            app_metadata,
+            ipc,
+        })
     }
 
     /// Bytes of payload, the amount charged against the stream's credit.

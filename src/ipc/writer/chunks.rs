@@ -8,6 +8,9 @@ use crate::ipc::error::{QuiverError, Result};
 #[derive(Debug, Default)]
 pub struct Chunks {
     chunks: Vec<Vec<u8>>,
+    /// Whether each chunk ends its message. A chunk never spans two messages, so a
+    /// sender that must flag message boundaries (Flight DoPut frames) reads them here.
+    ends: Vec<bool>,
     byte_length: usize,
 }
 
@@ -23,6 +26,11 @@ impl Chunks {
 
     pub fn chunk(&self, index: usize) -> Option<&[u8]> {
         self.chunks.get(index).map(Vec::as_slice)
+    }
+
+    /// Whether chunk `index` ends a message (the next chunk, if any, starts one).
+    pub fn ends_message(&self, index: usize) -> bool {
+        self.ends.get(index).copied().unwrap_or(false)
     }
 
     pub fn iter(&self) -> impl Iterator<Item = &[u8]> {
@@ -57,6 +65,7 @@ impl Chunks {
     pub(crate) fn append(&mut self, other: Chunks) {
         self.byte_length += other.byte_length;
         self.chunks.extend(other.chunks);
+        self.ends.extend(other.ends);
     }
 }
 
@@ -150,6 +159,7 @@ impl ChunkWriter {
         };
         self.out.byte_length += chunk.len();
         self.out.chunks.push(chunk);
+        self.out.ends.push(self.remaining == 0);
         self.planned = 0;
     }
 
@@ -190,6 +200,8 @@ mod tests {
         let b: Vec<u8> = (100..108).collect();
         let chunks = write(ChunkSizing::Exact, 8, &[&a, &b]);
         assert_eq!(chunks.lengths(), vec![8, 8, 4, 8]);
+        let ends: Vec<bool> = (0..4).map(|i| chunks.ends_message(i)).collect();
+        assert_eq!(ends, [false, false, true, true]);
         assert_eq!(chunks.offsets(), vec![0, 8, 16, 20]);
         assert_eq!(chunks.to_vec(), [a.as_slice(), &b].concat());
         for c in chunks.iter() {
