@@ -1,7 +1,9 @@
 // The benchmark suites, in the order bench.sh runs them. Each exports `run(libs, files,
 // options)` returning result rows and `tables(results, env)` returning markdown.
 import { runReaderBench, readerTables } from './reader.js';
+import { runViewsBench, viewsTables } from './views.js';
 
 export const suites = {
   reader: { run: runReaderBench, tables: readerTables },
+  views: { run: runViewsBench, tables: viewsTables },
 };

@@ -28,6 +28,9 @@
 const FREED = "this column's RecordBatch was freed; keep the batch (or table) alive while you read its columns";
 
 const parsed = new WeakMap();
+// Batches of one stream share their types string: parse it once, not per batch.
+let lastTypes;
+let lastFields;
 
 // Batches of one stream share a schema, so its parsed type tree is reused. Bounded, since
 // a page may see many schemas over its life.
@@ -73,14 +76,14 @@ export function parseLayout(layout) {
   return result;
 }
 
+const SIGNED = { 8: Int8Array, 16: Int16Array, 32: Int32Array, 64: BigInt64Array };
+const UNSIGNED = { 8: Uint8Array, 16: Uint16Array, 32: Uint32Array, 64: BigUint64Array };
+
 /** The typed-array class and values per slot of a fixed-width type, or undefined. */
 export function fixedWidth(type) {
   switch (type.id) {
-    case 'Int': {
-      const signed = [Int8Array, Int16Array, Int32Array, BigInt64Array];
-      const unsigned = [Uint8Array, Uint16Array, Uint32Array, BigUint64Array];
-      return { Array: (type.signed ? signed : unsigned)[Math.log2(type.bitWidth) - 3], stride: 1 };
-    }
+    case 'Int':
+      return { Array: (type.signed ? SIGNED : UNSIGNED)[type.bitWidth], stride: 1 };
     case 'Float':
       return { Array: { 16: Uint16Array, 32: Float32Array, 64: Float64Array }[type.bitWidth], stride: 1 };
     case 'Date':
@@ -153,6 +156,7 @@ export class Column {
   #start;
   #bitmapStart;
   #cache = {};
+  #width;
   #children;
   #nullCount;
 
@@ -167,45 +171,51 @@ export class Column {
     // Row 0 of this column in its buffers, and in its validity bitmap.
     this.#start = node.offset + shift;
     this.#bitmapStart = node.validity ? node.validity.bitOffset + shift : 0;
+    this.#width = fixedWidth(field.type);
     if (shift === 0 && length === node.length && !['Null', 'Union', 'RunEndEncoded'].includes(this.type.id)) {
       this.#nullCount = node.nullCount;
     }
   }
 
-  /** The view `key`, made by `make()` again whenever memory's buffer changed. */
-  #view(key, make) {
+  /** The cached view `key`, unless memory's buffer changed since it was made. */
+  #cached(key) {
     if (this.#token.freed) throw new Error(FREED);
-    let view = this.#cache[key];
-    if (view === undefined || view.buffer !== this.#memory.buffer) {
-      view = this.#cache[key] = make(this.#memory.buffer);
-    }
+    const view = this.#cache[key];
+    return view !== undefined && view.buffer === this.#memory.buffer ? view : undefined;
+  }
+
+  #keep(key, view) {
+    this.#cache[key] = view;
     return view;
   }
 
+  /** `count` elements of buffer `index` from element `first`, or undefined. */
   #buffer(index, Array, first, count) {
     const buffer = this.#node.buffers[index];
     if (buffer === undefined) return undefined;
-    return this.#view(`b${index}${Array.name}`, (memory) =>
-      new Array(memory, buffer.address + first * Array.BYTES_PER_ELEMENT, count));
+    return new Array(this.#memory.buffer, buffer.address + first * Array.BYTES_PER_ELEMENT, count);
   }
 
   /** Bytes of a bitmap from the byte that holds bit `first`, covering `count` bits. */
-  #bitmap(key, address, first, count) {
-    return this.#view(key, (memory) =>
-      new Uint8Array(memory, address + (first >> 3), ((first & 7) + count + 7) >> 3));
+  #bitmap(address, first, count) {
+    return new Uint8Array(this.#memory.buffer, address + (first >> 3), ((first & 7) + count + 7) >> 3);
   }
 
   get values() {
+    return this.#cached('values') ?? this.#keep('values', this.#values());
+  }
+
+  #values() {
     const { type, length } = this;
     const start = this.#start;
-    const width = fixedWidth(type);
+    const width = this.#width;
     if (width) return this.#buffer(0, width.Array, start * width.stride, length * width.stride);
     switch (type.id) {
       case 'Bool':
-        return this.#bitmap('values', this.#node.buffers[0].address, start, length);
+        return this.#bitmap(this.#node.buffers[0].address, start, length);
       case 'Utf8': case 'Binary': case 'LargeUtf8': case 'LargeBinary': {
         const data = this.#node.buffers[1];
-        return this.#view('data', (memory) => new Uint8Array(memory, data.address, data.bytes));
+        return new Uint8Array(this.#memory.buffer, data.address, data.bytes);
       }
       case 'Utf8View': case 'BinaryView':
         return this.#buffer(0, Int32Array, start * 4, length * 4);
@@ -221,8 +231,12 @@ export class Column {
 
   get validity() {
     const validity = this.#node.validity;
-    if (validity === null) return null;
-    return this.#bitmap('validity', validity.address, this.#bitmapStart, this.length);
+    if (validity === null) {
+      if (this.#token.freed) throw new Error(FREED);
+      return null;
+    }
+    return this.#cached('validity')
+      ?? this.#keep('validity', this.#bitmap(validity.address, this.#bitmapStart, this.length));
   }
 
   /** Bit offset of row 0 in `validity` (0 to 7; 0 for decoded IPC). */
@@ -231,6 +245,10 @@ export class Column {
   }
 
   get offsets() {
+    return this.#cached('offsets') ?? this.#keep('offsets', this.#offsets());
+  }
+
+  #offsets() {
     const { id, mode } = this.type;
     const large = id === 'LargeUtf8' || id === 'LargeBinary' || id === 'LargeList';
     if (['Utf8', 'Binary', 'List', 'Map'].includes(id) || large) {
@@ -241,14 +259,15 @@ export class Column {
   }
 
   get typeIds() {
-    return this.type.id === 'Union' ? this.#buffer(0, Int8Array, this.#start, this.length) : undefined;
+    if (this.type.id !== 'Union') return undefined;
+    return this.#cached('typeIds') ?? this.#keep('typeIds', this.#buffer(0, Int8Array, this.#start, this.length));
   }
 
   get dataBuffers() {
     const { id } = this.type;
     if (id !== 'Utf8View' && id !== 'BinaryView') return undefined;
     return this.#node.buffers.slice(1).map((b, i) =>
-      this.#view(`v${i}`, (memory) => new Uint8Array(memory, b.address, b.bytes)));
+      this.#cached(`data${i}`) ?? this.#keep(`data${i}`, new Uint8Array(this.#memory.buffer, b.address, b.bytes)));
   }
 
   /** Child columns, row-aligned with this column for struct and sparse union. */
@@ -517,6 +536,12 @@ function decimalReader(values, bitWidth) {
 export function makeColumn(layout, index, token, memory) {
   const { fields, nodes } = parseLayout(layout);
   return new Column(fields[index], nodes[index], token, memory);
+}
+
+/** Every column of a batch layout, in one call from wasm. */
+export function makeColumns(layout, token, memory) {
+  const { fields, nodes } = parseLayout(layout);
+  return fields.map((field, i) => new Column(field, nodes[i], token, memory));
 }
 
 /**

@@ -19,6 +19,10 @@ extern "C" {
     #[wasm_bindgen(js_name = makeColumn)]
     fn make_column(layout: &JsValue, index: usize, token: &Object, memory: &JsValue) -> JsValue;
 
+    /// Builds every column of a batch layout.
+    #[wasm_bindgen(js_name = makeColumns)]
+    fn make_columns(layout: &JsValue, token: &Object, memory: &JsValue) -> Array;
+
     /// Builds the column `index` spanning every batch layout of a table.
     #[wasm_bindgen(js_name = makeChunkedColumn)]
     fn make_chunked_column(
@@ -190,11 +194,7 @@ impl RecordBatch {
     #[wasm_bindgen(unchecked_return_type = "Column[]")]
     pub fn columns(&mut self) -> Array {
         let layout = self.layout();
-        let token = self.token();
-        let memory = wasm_bindgen::memory();
-        (0..self.inner.num_columns())
-            .map(|i| make_column(&layout, i, &token, &memory))
-            .collect()
+        make_columns(&layout, &self.token(), &wasm_bindgen::memory())
     }
 
     /// Every row as a plain object `{ [column]: value }`, copied out of wasm memory (see
