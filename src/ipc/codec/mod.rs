@@ -1,17 +1,20 @@
-//! LZ4_FRAME and ZSTD for IPC body buffers, in pure Rust (`lz4_flex`, `ruzstd`).
+//! LZ4_FRAME and ZSTD for IPC body buffers: `lz4_flex`, and ZSTD through the backend in
+//! [`zstd`] (pure-Rust `ruzstd` by default, C zstd with the `zstd-c` feature).
 //!
 //! arrow-ipc's own `zstd` feature links C zstd, which does not build for wasm32 without a
 //! C toolchain, so Quiver decompresses bodies itself and hands arrow-ipc plain buffers.
 //! Both directions write into a caller-sized output and refuse to grow it, which is what
 //! stops a decompression bomb.
 
-use std::io::{Cursor, Read, Write};
+pub mod zstd;
+
+use std::io::{Read, Write};
 
 use arrow_buffer::Buffer;
 use arrow_ipc::CompressionType;
 use lz4_flex::frame::FrameEncoder;
-use ruzstd::encoding::{CompressionLevel, FrameCompressor, MatchGeneratorDriver};
 
+use self::zstd::{Zstd, ZstdBackend};
 use super::error::{QuiverError, Result};
 
 /// The body codecs of the IPC format.
@@ -50,18 +53,28 @@ impl Compression {
 
 /// Codec state kept for the life of a stream, so each buffer does not pay for a new
 /// decoder's tables or a new encoder's window and hash tables.
-#[derive(Default)]
 pub struct Codecs {
-    zstd: ruzstd::decoding::FrameDecoder,
+    zstd: Zstd,
+    zstd_level: i32,
     lz4_encoder: Option<FrameEncoder<Vec<u8>>>,
-    zstd_encoder: Option<ZstdEncoder>,
 }
 
-/// ruzstd's compressor owns its source, so the source is a cursor over a shared
-/// [`Buffer`] (no copy) and is taken back after each frame.
-type ZstdEncoder = FrameCompressor<Cursor<Buffer>, Vec<u8>, MatchGeneratorDriver>;
+impl Default for Codecs {
+    fn default() -> Self {
+        Codecs::with_zstd_level(1)
+    }
+}
 
 impl Codecs {
+    /// Codecs that compress ZSTD at `level` (where the backend supports levels).
+    pub fn with_zstd_level(zstd_level: i32) -> Self {
+        Codecs {
+            zstd: Zstd::default(),
+            zstd_level,
+            lz4_encoder: None,
+        }
+    }
+
     /// Decompresses `input` into exactly `output.len()` bytes. Output that would be shorter
     /// or longer than declared is an error, and nothing beyond `output` is ever allocated
     /// for the data (ruzstd's window is bounded by its 100 MB default).
@@ -73,10 +86,7 @@ impl Codecs {
     ) -> Result<()> {
         let written = match codec {
             Compression::Lz4Frame => read_full(lz4_flex::frame::FrameDecoder::new(input), output),
-            Compression::Zstd => self
-                .zstd
-                .decode_all(input, output)
-                .map_err(|e| e.to_string()),
+            Compression::Zstd => self.zstd.decompress(input, output),
         }
         .map_err(|detail| QuiverError::Codec {
             codec: codec.name(),
@@ -95,9 +105,6 @@ impl Codecs {
     }
 
     /// Appends the compressed form of `input` to `output`, as one LZ4 or ZSTD frame.
-    ///
-    /// ZSTD always compresses at ruzstd's `Fastest` level (about zstd level 1): ruzstd 0.9
-    /// implements no other level, so writers accept a `zstdLevel` but cannot honour it yet.
     pub fn compress(
         &mut self,
         codec: Compression,
@@ -121,16 +128,12 @@ impl Codecs {
                 })
             }
             Compression::Zstd => {
-                let encoder = self
-                    .zstd_encoder
-                    .get_or_insert_with(|| FrameCompressor::new(CompressionLevel::Fastest));
-                encoder.set_source(Cursor::new(input.clone()));
-                encoder.set_drain(std::mem::take(output));
-                encoder.compress();
-                // Release the source so the caller's buffer is unshared again.
-                encoder.take_source();
-                *output = encoder.take_drain().unwrap_or_default();
-                Ok(())
+                self.zstd
+                    .compress(input, self.zstd_level, output)
+                    .map_err(|detail| QuiverError::Codec {
+                        codec: codec.name(),
+                        detail,
+                    })
             }
         }
     }
