@@ -13,11 +13,59 @@ export function growable(memory) {
   }
 }
 
-/** Makes a StreamReader iterable: `for (const batch of reader)` drains nextBatch(). */
-export function addProtocols({ StreamReader }) {
+/**
+ * The error Flight calls reject with: `code` is the Flight status code, `codeName` its
+ * name (`'UNAUTHENTICATED'`), `details` gRPC's status details. The module creates them;
+ * `instanceof FlightError` recognises them.
+ */
+export class FlightError extends Error {
+  static [Symbol.hasInstance](error) {
+    return error instanceof Error && error.name === 'FlightError' && typeof error.code === 'number';
+  }
+}
+
+/**
+ * Makes a StreamReader iterable (`for (const batch of reader)` drains nextBatch()), a
+ * FlightStream async-iterable, and adds FlightClient.doPut, which the glue cannot
+ * generate: it takes a Table or an array of batches without taking them from the caller.
+ */
+export function addProtocols({ StreamReader, FlightStream, FlightClient }) {
   StreamReader.prototype[Symbol.iterator] = function* batches() {
     for (let batch = this.nextBatch(); batch !== undefined; batch = this.nextBatch()) {
       yield batch;
     }
   };
+  // Absent from the decode-only build.
+  if (FlightStream) {
+    // Leaving the loop early (break, throw) cancels the rest of the stream.
+    FlightStream.prototype[Symbol.asyncIterator] = async function* batches() {
+      let ended = false;
+      try {
+        for (let batch = await this.next(); batch !== undefined; batch = await this.next()) {
+          yield batch;
+        }
+        ended = true;
+      } finally {
+        if (!ended) this.cancel();
+      }
+    };
+  }
+  if (FlightClient) {
+    FlightClient.prototype.doPut = async function doPut(descriptor, data) {
+      const put = this.startPut(descriptor);
+      // A Table's `batches` are new handles, freed here; an array's batches stay the caller's.
+      const owned = !Array.isArray(data);
+      const batches = owned ? data.batches : data;
+      try {
+        for (const batch of batches) await put.write(batch);
+        return await put.finish();
+      } catch (error) {
+        put.cancel();
+        throw error;
+      } finally {
+        if (owned) for (const batch of batches) batch.free();
+        put.free();
+      }
+    };
+  }
 }

@@ -1,6 +1,16 @@
-import type { RecordBatch } from './quiver.cjs';
+import type { FlightDescriptor, RecordBatch, Table } from './quiver.cjs';
 
 export * from './quiver.cjs';
+
+/**
+ * What Flight calls reject with: an `Error` with `code` (the Flight status code),
+ * `codeName` and `details`.
+ */
+export class FlightError extends Error {
+  code: number;
+  codeName: string;
+  details: Uint8Array;
+}
 
 /**
  * Does nothing: in Node the module is ready once imported. It exists so that code written
@@ -23,5 +33,28 @@ declare module './quiver.cjs' {
      * ```
      */
     [Symbol.iterator](): IterableIterator<RecordBatch>;
+  }
+
+  interface FlightStream {
+    /**
+     * The batches of the stream as they arrive; each is yours to `free()`. Leaving the
+     * loop early cancels the stream. Rejects with a `FlightError` if the stream fails.
+     *
+     * ```js
+     * for await (const batch of client.doGet(ticket)) { console.log(batch.numRows); batch.free(); }
+     * ```
+     */
+    [Symbol.asyncIterator](): AsyncIterator<RecordBatch>;
+  }
+  interface FlightClient {
+    /**
+     * Uploads a Table or batches with the right-sized writer, and resolves with the
+     * `app_metadata` of each PutResult. The data stays yours.
+     *
+     * ```js
+     * const results = await client.doPut({ path: ['uploads', 'today'] }, table);
+     * ```
+     */
+    doPut(descriptor: FlightDescriptor, data: Table | RecordBatch[]): Promise<Uint8Array[]>;
   }
 }

@@ -7,6 +7,8 @@ export * from './quiver.cjs';
 
 addProtocols(glue);
 
+export { FlightError } from '../extras.js';
+
 /**
  * The module is ready once imported in Node. init() and initSync() exist so that code
  * written for the web build runs unchanged; they do nothing.

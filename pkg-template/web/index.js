@@ -7,6 +7,8 @@ export * from './quiver.js';
 
 addProtocols(glue);
 
+export { FlightError } from '../extras.js';
+
 /**
  * Loads and instantiates the wasm module; call it once before anything else. Later calls
  * return the same instance. With no argument it fetches `quiver_bg.wasm` next to this

@@ -7,6 +7,8 @@ mod batch;
 mod chunks;
 mod column_types;
 mod error;
+#[cfg(feature = "flight")]
+mod flight;
 mod layout;
 mod memory;
 mod options;
@@ -22,6 +24,8 @@ pub use batch::{RecordBatch, Table};
 #[cfg(feature = "writer")]
 pub use chunks::Chunks;
 pub use error::WasmResult;
+#[cfg(feature = "flight")]
+pub use flight::{FlightClient, FlightStream, PutStream};
 pub use reader::{table_from_ipc, StreamReader};
 #[cfg(feature = "writer")]
 pub use writer::{message_size, table_to_ipc, StreamWriter};

@@ -53,23 +53,27 @@ export interface ReaderStats {
 }
 "#;
 
+/// Copies `segment` into `decoder`, one `copy_to` per message part it covers. The Flight
+/// client pushes each frame's IPC bytes through here too, so both count copies the same way.
+pub(super) fn push_js(decoder: &mut StreamDecoder, segment: &Uint8Array) -> crate::ipc::Result<()> {
+    let len = segment.length() as usize;
+    // SAFETY: `raw_copy_to_ptr` writes exactly `dst.len()` bytes, the length of the
+    // subarray it copies from.
+    unsafe {
+        decoder.push_segment(len, |start, dst| {
+            let part = if start == 0 && dst.len() == len {
+                segment.clone()
+            } else {
+                segment.subarray(start as u32, (start + dst.len()) as u32)
+            };
+            part.raw_copy_to_ptr(dst.as_mut_ptr().cast());
+        })
+    }
+}
+
 impl StreamReader {
-    /// Copies `segment` into the decoder, one `copy_to` per message part it covers.
     fn push_array(&mut self, segment: &Uint8Array) -> WasmResult<()> {
-        let len = segment.length() as usize;
-        // SAFETY: `raw_copy_to_ptr` writes exactly `dst.len()` bytes, the length of the
-        // subarray it copies from.
-        unsafe {
-            self.decoder.push_segment(len, |start, dst| {
-                let part = if start == 0 && dst.len() == len {
-                    segment.clone()
-                } else {
-                    segment.subarray(start as u32, (start + dst.len()) as u32)
-                };
-                part.raw_copy_to_ptr(dst.as_mut_ptr().cast());
-            })
-        }?;
-        Ok(())
+        Ok(push_js(&mut self.decoder, segment)?)
     }
 }
 

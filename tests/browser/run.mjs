@@ -9,6 +9,7 @@ import { tmpdir } from 'node:os';
 import { basename, dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { serve } from './server.mjs';
+import { startFlightEnv } from '../js/lib/flight-env.mjs';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const root = resolve(here, '../..');
@@ -29,6 +30,11 @@ const files = process.argv.length > 2
 if (files.length === 0) throw new Error(`no *.test.js in ${here}`);
 
 const server = await serve(root);
+// The Flight tests need real servers: pyarrow Flight servers and gateways that allow
+// this page's origin (one of them allows nothing, for the forbidden-Origin test).
+const flight = files.some((f) => basename(f).startsWith('flight'))
+  ? await startFlightEnv({ origin: server.url.replace(/\/$/, '') })
+  : undefined;
 const profile = await mkdtemp(join(tmpdir(), 'quiver-chromium-'));
 // A persistent context on a fresh profile dir: the only way to choose --user-data-dir.
 const context = await chromium.launchPersistentContext(profile, {
@@ -52,6 +58,11 @@ try {
     page.on('response', (r) => r.status() >= 400 && log.push(`[http ${r.status()}] ${r.url()}`));
     let results;
     try {
+      if (flight && basename(file).startsWith('flight')) {
+        const { saw, stop: _, ...info } = flight;
+        await page.addInitScript((env) => { window.__flightEnv = env; }, info);
+        await page.exposeFunction('__flightSaw', saw);
+      }
       const url = `${server.url}tests/browser/index.html?module=${encodeURIComponent(file)}`;
       await page.goto(url);
       await page.waitForFunction(() => window.__quiverResults !== undefined);
@@ -75,6 +86,7 @@ try {
 } finally {
   await context.close();
   await server.close();
+  await flight?.stop();
   await rm(profile, { recursive: true, force: true });
 }
 

@@ -1,0 +1,233 @@
+//! `FlightClient`: the JavaScript face of a connection to `quiver-gateway`.
+
+use std::rc::Rc;
+
+use js_sys::{Promise, Uint8Array};
+use wasm_bindgen::prelude::*;
+use wasm_bindgen_futures::future_to_promise;
+
+use super::super::error::WasmResult;
+use super::call::{Call, CallKind};
+use super::conn::{Conn, ConnRef, Params, Stream};
+use super::deferred::Deferred;
+use super::error::{Failure, CANCELLED, INVALID_ARGUMENT};
+use super::fetch::fetch_all;
+use super::get::FlightStream;
+use super::info::{descriptor_from_js, endpoints_from_js, ticket_from_js};
+use super::open::{open_get, open_put};
+use super::options::{
+    connect_options, fetch_options, get_options, ConnectOptionsJs, DoGetOptionsJs,
+    FetchAllOptionsJs,
+};
+use super::put::PutStream;
+use crate::flight::control::ClientMessage;
+
+/// A connection to `quiver-gateway`, which speaks Arrow Flight to real Flight servers.
+///
+/// One socket carries many calls at once. Calls reject with a `FlightError` (`code` is the
+/// Flight status code). `close()` ends every open call; freeing the client does too, once
+/// no stream it opened is still held.
+///
+/// ```js
+/// import init, { FlightClient } from 'quiver-arrow';
+/// await init();
+/// const client = await FlightClient.connect('ws://127.0.0.1:8080/flight', { token });
+/// const info = await client.getFlightInfo({ path: ['sales', '2024'] });
+/// using table = await client.fetchAll(info);
+/// client.close();
+/// ```
+///
+/// In Node 20, which has no global `WebSocket`, pass the `ws` package's class:
+///
+/// ```js
+/// import { WebSocket } from 'ws';
+/// const client = await FlightClient.connect(url, { WebSocket });
+/// ```
+#[wasm_bindgen]
+pub struct FlightClient {
+    conn: ConnRef,
+}
+
+impl FlightClient {
+    /// A call answered by control messages and a status.
+    fn call(&self, kind: CallKind, make: impl FnOnce(u32) -> ClientMessage) -> Promise {
+        let (promise, done) = Deferred::new();
+        let call = Call::new(kind, done.clone());
+        let opened = self
+            .conn
+            .borrow_mut()
+            .open(make, |_| (Stream::Call(call), ()));
+        if let Err(failure) = opened {
+            done.reject(&failure);
+        }
+        promise
+    }
+}
+
+fn invalid(e: JsError) -> JsValue {
+    let message = JsValue::from(e);
+    Failure::new(INVALID_ARGUMENT, super::conn::js_message(&message)).to_js()
+}
+
+#[wasm_bindgen]
+impl FlightClient {
+    /// Opens a WebSocket to a gateway (`ws://HOST:PORT/flight`) and waits for its `hello`.
+    /// Rejects with a `FlightError` (code 14, UNAVAILABLE) if the gateway refuses the
+    /// connection, for instance because the page's Origin is not allowed.
+    #[wasm_bindgen(unchecked_return_type = "Promise<FlightClient>")]
+    pub fn connect(url: String, options: Option<ConnectOptionsJs>) -> Promise {
+        let options = options.map(JsValue::from).unwrap_or(JsValue::UNDEFINED);
+        future_to_promise(async move {
+            let o = connect_options(&options).map_err(invalid)?;
+            let params = Params {
+                url,
+                protocols: o.protocols,
+                constructor: o.constructor,
+                token: o.token,
+            };
+            let conn = Conn::connect(params).await.map_err(|f| f.to_js())?;
+            Ok(FlightClient { conn }.into())
+        })
+    }
+
+    /// Every flight the server lists, as `FlightInfo`s. `criteria` is passed through.
+    ///
+    /// ```js
+    /// for (const info of await client.listFlights()) console.log(info.descriptor);
+    /// ```
+    #[wasm_bindgen(js_name = listFlights, unchecked_return_type = "Promise<FlightInfo[]>")]
+    pub fn list_flights(&self, criteria: Option<Uint8Array>) -> Promise {
+        let criteria = criteria.map(|c| c.to_vec()).unwrap_or_default();
+        self.call(CallKind::ListFlights, |stream| ClientMessage::ListFlights {
+            stream,
+            criteria,
+        })
+    }
+
+    /// The `FlightInfo` of a descriptor: its schema and the endpoints holding its parts.
+    ///
+    /// ```js
+    /// const info = await client.getFlightInfo({ cmd: 'SELECT 1' });
+    /// ```
+    #[wasm_bindgen(js_name = getFlightInfo, unchecked_return_type = "Promise<FlightInfo>")]
+    pub fn get_flight_info(
+        &self,
+        #[wasm_bindgen(unchecked_param_type = "FlightDescriptor")] descriptor: JsValue,
+    ) -> WasmResult<Promise> {
+        let descriptor = descriptor_from_js(&descriptor)?;
+        Ok(self.call(CallKind::FlightInfo, |stream| {
+            ClientMessage::GetFlightInfo { stream, descriptor }
+        }))
+    }
+
+    /// The schema of a descriptor, decoded.
+    #[wasm_bindgen(js_name = getSchema, unchecked_return_type = "Promise<Schema>")]
+    pub fn get_schema(
+        &self,
+        #[wasm_bindgen(unchecked_param_type = "FlightDescriptor")] descriptor: JsValue,
+    ) -> WasmResult<Promise> {
+        let descriptor = descriptor_from_js(&descriptor)?;
+        Ok(
+            self.call(CallKind::Schema, |stream| ClientMessage::GetSchema {
+                stream,
+                descriptor,
+            }),
+        )
+    }
+
+    /// Reads one ticket (bytes, a string, or an endpoint of a `FlightInfo`) as a stream of
+    /// batches. Errors, including a failure to send, arrive through the stream.
+    ///
+    /// ```js
+    /// const controller = new AbortController();
+    /// const stream = client.doGet(info.endpoints[0], { signal: controller.signal });
+    /// for await (const batch of stream) { draw(batch); batch.free(); }
+    /// using table = await client.doGet('rows=1000').readAll();
+    /// ```
+    #[wasm_bindgen(js_name = doGet)]
+    pub fn do_get(
+        &self,
+        #[wasm_bindgen(unchecked_param_type = "Ticket")] ticket: JsValue,
+        options: Option<DoGetOptionsJs>,
+    ) -> WasmResult<FlightStream> {
+        let options = get_options(&options.map(JsValue::from).unwrap_or(JsValue::UNDEFINED))?;
+        let (ticket, endpoint_location) = ticket_from_js(&ticket)?;
+        let state = open_get(
+            &self.conn,
+            ticket,
+            options.location.or(endpoint_location),
+            options.credit_window,
+            options.signal,
+            options.on_progress,
+        );
+        Ok(FlightStream::new(Some(Rc::clone(&self.conn)), state))
+    }
+
+    /// Reads every endpoint of `info` into one `Table` (yours to `free()`), endpoint by
+    /// endpoint in order of the FlightInfo. Endpoints are read in parallel unless
+    /// `ordered`; `connections` spreads them over that many sockets. If one fails, the
+    /// others are cancelled and the promise rejects with its `FlightError`.
+    ///
+    /// ```js
+    /// using table = await client.fetchAll(info, { concurrency: 4, connections: 4 });
+    /// ```
+    #[wasm_bindgen(js_name = fetchAll, unchecked_return_type = "Promise<Table>")]
+    pub fn fetch_all(
+        &self,
+        #[wasm_bindgen(unchecked_param_type = "FlightInfo")] info: JsValue,
+        options: Option<FetchAllOptionsJs>,
+    ) -> WasmResult<Promise> {
+        let options = fetch_options(&options.map(JsValue::from).unwrap_or(JsValue::UNDEFINED))?;
+        let (endpoints, raw_schema) = endpoints_from_js(&info)?;
+        let conn = Rc::clone(&self.conn);
+        Ok(future_to_promise(fetch_all(
+            conn, endpoints, raw_schema, options,
+        )))
+    }
+
+    /// Starts an upload to `descriptor`; see `PutStream`. `doPut` is the one-call form.
+    #[wasm_bindgen(js_name = startPut)]
+    pub fn start_put(
+        &self,
+        #[wasm_bindgen(unchecked_param_type = "FlightDescriptor")] descriptor: JsValue,
+    ) -> WasmResult<PutStream> {
+        let descriptor = descriptor_from_js(&descriptor)?;
+        let state = open_put(&self.conn, descriptor);
+        Ok(PutStream::new(Some(Rc::clone(&self.conn)), state))
+    }
+
+    /// Runs an action; resolves with the body of each result.
+    ///
+    /// ```js
+    /// const [body] = await client.doAction('refresh', new TextEncoder().encode('{}'));
+    /// ```
+    #[wasm_bindgen(js_name = doAction, unchecked_return_type = "Promise<Uint8Array[]>")]
+    pub fn do_action(&self, action: String, body: Option<Uint8Array>) -> Promise {
+        let body = body.map(|b| b.to_vec()).unwrap_or_default();
+        self.call(CallKind::Action, |stream| ClientMessage::DoAction {
+            stream,
+            action,
+            body,
+        })
+    }
+
+    /// The actions the server offers, as `{ type, description }`.
+    #[wasm_bindgen(
+        js_name = listActions,
+        unchecked_return_type = "Promise<{ type: string; description: string }[]>"
+    )]
+    pub fn list_actions(&self) -> Promise {
+        self.call(CallKind::ListActions, |stream| ClientMessage::ListActions {
+            stream,
+        })
+    }
+
+    /// Closes the socket. Open calls reject with a `FlightError` (code 1, CANCELLED), and
+    /// the gateway cancels their upstream calls.
+    pub fn close(&self) {
+        Conn::close(
+            &self.conn,
+            Failure::new(CANCELLED, "the client closed the connection"),
+        );
+    }
+}

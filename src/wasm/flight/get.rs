@@ -1,0 +1,437 @@
+//! DoGet: `GetState`, what the connection knows of one download, and `FlightStream`, the
+//! object JavaScript iterates. Each frame's IPC bytes go from the received `ArrayBuffer`
+//! into the stream's decoder (one copy, into place); batches wait in a queue until
+//! consumed, and consumption is what earns the gateway more credit.
+
+use std::cell::RefCell;
+use std::collections::VecDeque;
+use std::rc::{Rc, Weak};
+
+use arrow_schema::SchemaRef;
+use js_sys::{Function, Object, Promise, Uint8Array};
+use serde::Serialize;
+use wasm_bindgen::prelude::*;
+use wasm_bindgen_futures::{future_to_promise, JsFuture};
+use web_sys::{AbortSignal, Event, WebSocket};
+
+use super::super::batch::{table, RecordBatch};
+use super::super::error::{usage, WasmResult};
+use super::super::reader::push_js;
+use super::super::schema::schema_to_js;
+use super::conn::{send, ConnRef};
+use super::deferred::Deferred;
+use super::error::{Failure, INTERNAL};
+use super::info::set;
+use crate::flight::control::ClientMessage;
+use crate::flight::frame::{FrameKind, Header};
+use crate::ipc::{ReadLimits, StreamDecoder};
+
+type ArrowBatch = arrow_array::RecordBatch;
+
+/// Batches gathered for `readAll()` or `fetchAll()`, and who waits for the end.
+struct Collect {
+    batches: Vec<ArrowBatch>,
+    done: Option<Deferred>,
+}
+
+/// Byte credit as this client spends it: the gateway may send `window` bytes more than
+/// were granted back, and bytes are granted back once the batches they made are consumed.
+struct Credit {
+    window: u64,
+    /// Grant back in steps of at least this many bytes, so one message per batch at most.
+    step: u64,
+    /// Payload bytes received; of those, bytes of batches not yet consumed; bytes granted back.
+    received: u64,
+    queued: u64,
+    returned: u64,
+    /// Bytes received since the last batch was decoded: they belong to the next one.
+    since_batch: u64,
+}
+
+impl Credit {
+    /// The grant owed now, if it is worth a message.
+    fn owed(&mut self) -> Option<u64> {
+        let consumed = self.received - self.queued;
+        let owed = consumed.saturating_sub(self.returned);
+        (owed >= self.step).then(|| {
+            self.returned += owed;
+            owed
+        })
+    }
+}
+
+/// The signal a stream watches and its listener, removed when the stream ends.
+type AbortListener = (AbortSignal, Closure<dyn FnMut(Event)>);
+
+pub(super) struct GetState {
+    id: u32,
+    ws: Option<WebSocket>,
+    decoder: StreamDecoder,
+    credit: Credit,
+    ipc_received: u64,
+    rows: u64,
+    queue: VecDeque<(ArrowBatch, u64)>,
+    waiter: Option<Deferred>,
+    collect: Option<Collect>,
+    done: Option<Result<(), Failure>>,
+    cancelled: bool,
+    on_progress: Option<Function>,
+    abort: Option<AbortListener>,
+}
+
+/// The credit a stream runs with.
+pub(super) struct GetOptions {
+    pub window: u64,
+    pub max_segment: usize,
+}
+
+impl GetState {
+    pub fn new(
+        id: u32,
+        ws: Option<WebSocket>,
+        options: &GetOptions,
+        on_progress: Option<Function>,
+    ) -> Self {
+        let window = options.window;
+        GetState {
+            id,
+            ws,
+            decoder: StreamDecoder::new(ReadLimits::default()),
+            credit: Credit {
+                window,
+                step: (window / 4).max(options.max_segment as u64).min(window),
+                received: 0,
+                queued: 0,
+                returned: 0,
+                since_batch: 0,
+            },
+            ipc_received: 0,
+            rows: 0,
+            queue: VecDeque::new(),
+            waiter: None,
+            collect: None,
+            done: None,
+            cancelled: false,
+            on_progress,
+            abort: None,
+        }
+    }
+
+    /// A stream that could not be opened: its first `next()` rejects with `failure`.
+    pub fn failed(failure: Failure, options: &GetOptions) -> Rc<RefCell<Self>> {
+        let mut state = GetState::new(0, None, options, None);
+        state.done = Some(Err(failure));
+        Rc::new(RefCell::new(state))
+    }
+
+    /// Cancels the stream when `signal` aborts (at once if it already has).
+    pub fn watch(state: &Rc<RefCell<Self>>, signal: Option<AbortSignal>) {
+        let Some(signal) = signal else { return };
+        if signal.aborted() {
+            state.borrow_mut().cancel();
+            return;
+        }
+        let weak: Weak<RefCell<Self>> = Rc::downgrade(state);
+        let listener = Closure::<dyn FnMut(Event)>::new(move |_| {
+            if let Some(state) = weak.upgrade() {
+                state.borrow_mut().cancel();
+            }
+        });
+        let _ = signal.add_event_listener_with_callback("abort", listener.as_ref().unchecked_ref());
+        state.borrow_mut().abort = Some((signal, listener));
+    }
+
+    fn send(&self, message: &ClientMessage) {
+        if let Some(ws) = &self.ws {
+            // A failed send means the socket is closing; its close event fails the stream.
+            let _ = send(ws, message);
+        }
+    }
+
+    /// Asks the gateway to stop; the stream then ends with status CANCELLED.
+    pub fn cancel(&mut self) {
+        if self.done.is_none() && !self.cancelled {
+            self.cancelled = true;
+            self.send(&ClientMessage::Cancel { stream: self.id });
+        }
+    }
+
+    pub fn on_frame(state: &Rc<RefCell<Self>>, header: &Header, ipc: &Uint8Array) {
+        let progress = {
+            let mut s = state.borrow_mut();
+            if s.done.is_some() || s.cancelled {
+                return;
+            }
+            let payload = (header.app_metadata_len + ipc.length() as usize) as u64;
+            s.credit.received += payload;
+            s.credit.since_batch += payload;
+            if header.kind == FrameKind::Data {
+                s.ipc_received += ipc.length() as u64;
+                if let Err(e) = push_js(&mut s.decoder, ipc) {
+                    // The gateway forwards bytes as the server wrote them: stop the call.
+                    s.cancel();
+                    s.end(Err(e.into()));
+                    return;
+                }
+            }
+            s.drain();
+            s.grant();
+            s.on_progress.clone().map(|f| (f, s.progress()))
+        };
+        if let Some((f, progress)) = progress {
+            let _ = f.call1(&JsValue::UNDEFINED, &progress);
+        }
+    }
+
+    /// Moves decoded batches to whoever is waiting, or to the queue.
+    fn drain(&mut self) {
+        while let Some(batch) = self.decoder.next_batch() {
+            let bytes = std::mem::take(&mut self.credit.since_batch);
+            self.rows += batch.num_rows() as u64;
+            if let Some(collect) = &mut self.collect {
+                collect.batches.push(batch);
+            } else if let Some(waiter) = self.waiter.take() {
+                waiter.resolve(&RecordBatch::new(batch).into());
+            } else {
+                self.credit.queued += bytes;
+                self.queue.push_back((batch, bytes));
+            }
+        }
+    }
+
+    fn grant(&mut self) {
+        if self.done.is_some() || self.cancelled {
+            return;
+        }
+        if let Some(bytes) = self.credit.owed() {
+            self.send(&ClientMessage::Credit {
+                stream: self.id,
+                bytes,
+            });
+        }
+    }
+
+    /// The status arrived (or the connection failed).
+    pub fn finish(state: &Rc<RefCell<Self>>, result: Result<(), Failure>) {
+        let mut s = state.borrow_mut();
+        let result = result.and_then(|()| s.decoder.finish().map_err(Failure::from));
+        s.end(result);
+    }
+
+    fn end(&mut self, result: Result<(), Failure>) {
+        if self.done.is_some() {
+            return;
+        }
+        if let Some((signal, listener)) = self.abort.take() {
+            let _ = signal
+                .remove_event_listener_with_callback("abort", listener.as_ref().unchecked_ref());
+        }
+        // A waiter exists only while the queue is empty: it gets the end now.
+        if let Some(waiter) = self.waiter.take() {
+            waiter.settle(result.clone().map(|()| JsValue::UNDEFINED));
+        }
+        if let Some(done) = self.collect.as_mut().and_then(|c| c.done.take()) {
+            done.settle(result.clone().map(|()| JsValue::UNDEFINED));
+        }
+        self.done = Some(result);
+    }
+
+    fn next(&mut self) -> Result<Promise, JsError> {
+        if let Some((batch, bytes)) = self.queue.pop_front() {
+            self.credit.queued -= bytes;
+            self.grant();
+            return Ok(Promise::resolve(&JsValue::from(RecordBatch::new(batch))));
+        }
+        match &self.done {
+            Some(Ok(())) => Ok(Promise::resolve(&JsValue::UNDEFINED)),
+            Some(Err(failure)) => Ok(Promise::reject(&failure.to_js())),
+            None if self.waiter.is_some() || self.collect.is_some() => Err(usage(
+                "next() was called while a previous next() or readAll() is pending",
+            )),
+            None => {
+                let (promise, waiter) = Deferred::new();
+                self.waiter = Some(waiter);
+                Ok(promise)
+            }
+        }
+    }
+
+    /// Gathers every remaining batch; the promise settles at the end of the stream.
+    pub fn collect(&mut self) -> Result<Promise, JsError> {
+        if self.collect.is_some() || self.waiter.is_some() {
+            return Err(usage(
+                "readAll() was called while a previous next() or readAll() is pending",
+            ));
+        }
+        let batches = self.queue.drain(..).map(|(b, _)| b).collect();
+        self.credit.queued = 0;
+        self.grant();
+        let (promise, done) = match &self.done {
+            Some(Ok(())) => (Promise::resolve(&JsValue::UNDEFINED), None),
+            Some(Err(failure)) => (Promise::reject(&failure.to_js()), None),
+            None => {
+                let (promise, done) = Deferred::new();
+                (promise, Some(done))
+            }
+        };
+        self.collect = Some(Collect { batches, done });
+        Ok(promise)
+    }
+
+    /// What `collect` gathered, once its promise resolved.
+    pub fn take_collected(&mut self) -> Result<(SchemaRef, Vec<ArrowBatch>), Failure> {
+        let batches = self
+            .collect
+            .as_mut()
+            .map(|c| std::mem::take(&mut c.batches))
+            .unwrap_or_default();
+        let schema = self
+            .decoder
+            .schema()
+            .cloned()
+            .ok_or_else(|| Failure::new(INTERNAL, "the stream ended before its schema"))?;
+        Ok((schema, batches))
+    }
+
+    fn progress(&self) -> JsValue {
+        let p = Object::new();
+        set(&p, "bytesReceived", &(self.credit.received as f64).into());
+        set(&p, "batches", &(self.decoder.stats().batches as f64).into());
+        set(&p, "rows", &(self.rows as f64).into());
+        p.into()
+    }
+}
+
+/// An open DoGet: an async iterable of `RecordBatch`, read as the frames arrive.
+///
+/// Batches are decoded as their bytes arrive, and wait in the stream until you take them;
+/// taking them grants the gateway more credit, so a slow reader slows the server instead
+/// of filling memory. Each batch you take is yours to `free()`. Freeing the stream before
+/// its end cancels it.
+///
+/// ```js
+/// const stream = client.doGet(ticket, { signal: AbortSignal.timeout(10_000) });
+/// for await (const batch of stream) { console.log(batch.numRows); batch.free(); }
+/// console.log(stream.stats.bytesCopied === stream.stats.ipcBytesReceived); // true, uncompressed
+/// ```
+#[wasm_bindgen]
+pub struct FlightStream {
+    /// Keeps the connection open while the stream is in use, even if the client is freed.
+    _conn: Option<ConnRef>,
+    state: Rc<RefCell<GetState>>,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct FlightStreamStatsJs {
+    bytes_received: f64,
+    ipc_bytes_received: f64,
+    bytes_pushed: f64,
+    bytes_copied: f64,
+    messages: f64,
+    batches: f64,
+    rows: f64,
+}
+
+#[wasm_bindgen(typescript_custom_section)]
+const FLIGHT_STREAM_TS: &str = r#"
+/** What a DoGet stream has received and decoded. */
+export interface FlightStreamStats {
+  /** Frame payload bytes (`app_metadata` plus IPC bytes), the bytes credit counts. */
+  bytesReceived: number;
+  /** IPC bytes received; for an uncompressed stream `bytesCopied` equals this. */
+  ipcBytesReceived: number;
+  bytesPushed: number;
+  /** Bytes the reader copied: each IPC byte once, plus decompressed buffers. */
+  bytesCopied: number;
+  messages: number;
+  batches: number;
+  rows: number;
+}
+/** Passed to `onProgress` after each frame. */
+export interface FlightProgress {
+  bytesReceived: number;
+  batches: number;
+  rows: number;
+}
+"#;
+
+impl FlightStream {
+    pub(super) fn new(conn: Option<ConnRef>, state: Rc<RefCell<GetState>>) -> Self {
+        FlightStream { _conn: conn, state }
+    }
+}
+
+#[wasm_bindgen]
+impl FlightStream {
+    /// The next batch, or `undefined` at the end of the stream. Rejects with a
+    /// `FlightError` if the stream failed, after the batches that came before the failure.
+    #[wasm_bindgen(unchecked_return_type = "Promise<RecordBatch | undefined>")]
+    pub fn next(&self) -> WasmResult<Promise> {
+        self.state.borrow_mut().next()
+    }
+
+    /// Every remaining batch, as one `Table` (yours to `free()`), once the stream ends.
+    ///
+    /// ```js
+    /// using table = await client.doGet('rows=1000').readAll();
+    /// ```
+    #[wasm_bindgen(js_name = readAll, unchecked_return_type = "Promise<Table>")]
+    pub fn read_all(&self) -> WasmResult<Promise> {
+        let promise = self.state.borrow_mut().collect()?;
+        let state = Rc::clone(&self.state);
+        Ok(future_to_promise(async move {
+            JsFuture::from(promise).await?;
+            let (schema, batches) = state.borrow_mut().take_collected().map_err(|f| f.to_js())?;
+            Ok(table(&schema, batches).into())
+        }))
+    }
+
+    /// Stops the stream: the gateway cancels the upstream call, and a pending or later
+    /// `next()` rejects with a `FlightError` whose code is 1 (CANCELLED).
+    pub fn cancel(&self) {
+        self.state.borrow_mut().cancel();
+    }
+
+    /// The schema once the first message arrived, otherwise `undefined`.
+    #[wasm_bindgen(getter, unchecked_return_type = "Schema | undefined")]
+    pub fn schema(&self) -> JsValue {
+        self.state
+            .borrow()
+            .decoder
+            .schema()
+            .map_or(JsValue::UNDEFINED, |s| schema_to_js(s))
+    }
+
+    /// Bytes received, pushed and copied, messages, batches and rows (a new object each time).
+    #[wasm_bindgen(getter, unchecked_return_type = "FlightStreamStats")]
+    pub fn stats(&self) -> JsValue {
+        let s = self.state.borrow();
+        let stats = s.decoder.stats();
+        let value = FlightStreamStatsJs {
+            bytes_received: s.credit.received as f64,
+            ipc_bytes_received: s.ipc_received as f64,
+            bytes_pushed: stats.bytes_pushed as f64,
+            bytes_copied: stats.bytes_copied as f64,
+            messages: stats.messages as f64,
+            batches: stats.batches as f64,
+            rows: s.rows as f64,
+        };
+        serde_wasm_bindgen::to_value(&value).unwrap_or(JsValue::UNDEFINED)
+    }
+
+    /// The credit window this stream runs with, in bytes.
+    #[wasm_bindgen(getter, js_name = creditWindow)]
+    pub fn credit_window(&self) -> f64 {
+        self.state.borrow().credit.window as f64
+    }
+}
+
+impl Drop for FlightStream {
+    fn drop(&mut self) {
+        // Freed before its end: nobody will read the rest.
+        if let Ok(mut state) = self.state.try_borrow_mut() {
+            state.cancel();
+        }
+    }
+}

@@ -1,0 +1,188 @@
+//! FlightInfo, descriptors and tickets between their JS shapes and the protocol's types.
+
+use std::sync::Arc;
+
+use arrow_schema::SchemaRef;
+use js_sys::{Array, Object, Reflect, Uint8Array};
+use wasm_bindgen::prelude::*;
+
+use super::super::error::{usage, WasmResult};
+use super::super::schema::schema_to_js;
+use super::error::{Failure, INTERNAL};
+use crate::flight::control::{Descriptor, Endpoint, FlightInfo};
+use crate::ipc::{ReadLimits, StreamDecoder};
+
+#[wasm_bindgen(typescript_custom_section)]
+const INFO_TS: &str = r#"
+/** Names a flight: a path, or an opaque command (a string is sent as its UTF-8 bytes). */
+export type FlightDescriptor = { path: string[] } | { cmd: Uint8Array | string };
+/** Where one part of a flight can be read: pass it (or its ticket) to `doGet`. */
+export interface FlightEndpoint {
+  ticket: Uint8Array;
+  /** Empty means the gateway's upstream; the gateway dials only locations it allows. */
+  locations: string[];
+  /** Milliseconds since the Unix epoch, when the server set one. */
+  expirationTimeMs?: number;
+  appMetadata: Uint8Array;
+}
+/** A FlightInfo: the schema of a flight and the endpoints that hold its parts. */
+export interface FlightInfo {
+  /** The decoded schema, or undefined when the server sent none. */
+  schema: Schema | undefined;
+  /** The encapsulated IPC schema message, as the server sent it. */
+  rawSchema: Uint8Array;
+  descriptor?: FlightDescriptor;
+  endpoints: FlightEndpoint[];
+  totalRecords: number;
+  totalBytes: number;
+  ordered: boolean;
+  appMetadata: Uint8Array;
+}
+/** A ticket: bytes, a string (sent as UTF-8), or an endpoint of a FlightInfo. */
+export type Ticket = Uint8Array | string | FlightEndpoint;
+"#;
+
+pub(super) fn set(target: &Object, key: &str, value: &JsValue) {
+    let _ = Reflect::set(target, &key.into(), value);
+}
+
+fn get(source: &JsValue, key: &str) -> JsValue {
+    Reflect::get(source, &key.into()).unwrap_or(JsValue::UNDEFINED)
+}
+
+/// Bytes from a `Uint8Array`, or the UTF-8 of a string.
+fn bytes(value: &JsValue, what: &str) -> WasmResult<Vec<u8>> {
+    if let Some(text) = value.as_string() {
+        return Ok(text.into_bytes());
+    }
+    value
+        .dyn_ref::<Uint8Array>()
+        .map(Uint8Array::to_vec)
+        .ok_or_else(|| usage(format!("{what} must be a Uint8Array or a string")))
+}
+
+pub(super) fn descriptor_from_js(value: &JsValue) -> WasmResult<Descriptor> {
+    let path = get(value, "path");
+    if Array::is_array(&path) {
+        let parts = Array::from(&path)
+            .iter()
+            .map(|p| p.as_string())
+            .collect::<Option<Vec<_>>>()
+            .ok_or_else(|| usage("descriptor.path must be an array of strings"))?;
+        return Ok(Descriptor::Path(parts));
+    }
+    let cmd = get(value, "cmd");
+    if !cmd.is_undefined() {
+        return Ok(Descriptor::Cmd(bytes(&cmd, "descriptor.cmd")?));
+    }
+    Err(usage(
+        "a descriptor must be { path: string[] } or { cmd: Uint8Array | string }",
+    ))
+}
+
+fn descriptor_to_js(descriptor: &Descriptor) -> JsValue {
+    let out = Object::new();
+    match descriptor {
+        Descriptor::Path(parts) => {
+            let path: Array = parts.iter().map(|p| JsValue::from_str(p)).collect();
+            set(&out, "path", &path);
+        }
+        Descriptor::Cmd(cmd) => set(&out, "cmd", &Uint8Array::from(cmd.as_slice())),
+    }
+    out.into()
+}
+
+/// A ticket and where to read it (none: the gateway's upstream).
+pub(super) type Target = (Vec<u8>, Option<String>);
+
+/// A ticket and the location to read it from: an endpoint object, or bare ticket bytes
+/// (then `location`, if given, says where).
+pub(super) fn ticket_from_js(value: &JsValue) -> WasmResult<Target> {
+    if value.is_object() && !value.is_instance_of::<Uint8Array>() {
+        let ticket = bytes(&get(value, "ticket"), "endpoint.ticket")?;
+        let locations = get(value, "locations");
+        let first = Array::is_array(&locations)
+            .then(|| Array::from(&locations).get(0).as_string())
+            .flatten();
+        return Ok((ticket, first));
+    }
+    Ok((bytes(value, "a ticket")?, None))
+}
+
+fn endpoint_to_js(endpoint: &Endpoint) -> JsValue {
+    let out = Object::new();
+    set(
+        &out,
+        "ticket",
+        &Uint8Array::from(endpoint.ticket.as_slice()),
+    );
+    let locations: Array = endpoint
+        .locations
+        .iter()
+        .map(|l| JsValue::from_str(l))
+        .collect();
+    set(&out, "locations", &locations);
+    if let Some(ms) = endpoint.expiration_time_ms {
+        set(&out, "expirationTimeMs", &(ms as f64).into());
+    }
+    set(
+        &out,
+        "appMetadata",
+        &Uint8Array::from(endpoint.app_metadata.as_slice()),
+    );
+    out.into()
+}
+
+pub(super) fn flight_info_to_js(info: &FlightInfo) -> Result<JsValue, Failure> {
+    let out = Object::new();
+    let schema = match info.schema.is_empty() {
+        true => JsValue::UNDEFINED,
+        false => schema_to_js(schema_from_ipc(&info.schema)?.as_ref()),
+    };
+    set(&out, "schema", &schema);
+    set(&out, "rawSchema", &Uint8Array::from(info.schema.as_slice()));
+    if let Some(d) = &info.descriptor {
+        set(&out, "descriptor", &descriptor_to_js(d));
+    }
+    let endpoints: Array = info.endpoints.iter().map(endpoint_to_js).collect();
+    set(&out, "endpoints", &endpoints);
+    set(&out, "totalRecords", &(info.total_records as f64).into());
+    set(&out, "totalBytes", &(info.total_bytes as f64).into());
+    set(&out, "ordered", &info.ordered.into());
+    set(
+        &out,
+        "appMetadata",
+        &Uint8Array::from(info.app_metadata.as_slice()),
+    );
+    Ok(out.into())
+}
+
+/// The endpoints of a FlightInfo object, in order, and its raw schema.
+pub(super) fn endpoints_from_js(info: &JsValue) -> WasmResult<(Vec<Target>, Vec<u8>)> {
+    let endpoints = get(info, "endpoints");
+    if !Array::is_array(&endpoints) {
+        return Err(usage(
+            "fetchAll expects a FlightInfo with an endpoints array",
+        ));
+    }
+    let endpoints = Array::from(&endpoints)
+        .iter()
+        .map(|e| ticket_from_js(&e))
+        .collect::<WasmResult<Vec<_>>>()?;
+    let raw = get(info, "rawSchema");
+    let schema = raw
+        .dyn_ref::<Uint8Array>()
+        .map(Uint8Array::to_vec)
+        .unwrap_or_default();
+    Ok((endpoints, schema))
+}
+
+/// Decodes an encapsulated IPC schema message.
+pub(super) fn schema_from_ipc(bytes: &[u8]) -> Result<SchemaRef, Failure> {
+    let mut decoder = StreamDecoder::new(ReadLimits::default());
+    decoder.push(bytes)?;
+    decoder
+        .schema()
+        .map(Arc::clone)
+        .ok_or_else(|| Failure::new(INTERNAL, "the schema message is incomplete"))
+}

@@ -1,0 +1,158 @@
+//! The options objects of `FlightClient`: read field by field, since they hold functions,
+//! an `AbortSignal` and constructors that serde cannot carry.
+
+use js_sys::{Array, Function, Reflect};
+use wasm_bindgen::prelude::*;
+use web_sys::AbortSignal;
+
+use super::super::error::{usage, WasmResult};
+use crate::flight::SUBPROTOCOL;
+
+#[wasm_bindgen(typescript_custom_section)]
+const OPTIONS_TS: &str = r#"
+/** Options of `FlightClient.connect`. */
+export interface ConnectOptions {
+  /** Bearer token: checked by a gateway run with `--token`, and sent upstream. */
+  token?: string;
+  /** More WebSocket subprotocols to offer after `quiver-flight.v1`. */
+  protocols?: string[];
+  /**
+   * The WebSocket class to use; by default `globalThis.WebSocket`. Node 20 has none:
+   * pass `(await import('ws')).WebSocket`.
+   */
+  WebSocket?: new (url: string, protocols: string[]) => WebSocket;
+}
+/** Options of `doGet`. */
+export interface DoGetOptions {
+  /** Aborting cancels the stream; the upstream call is cancelled too. */
+  signal?: AbortSignal;
+  /** Called after each frame, with what has arrived so far. */
+  onProgress?: (progress: FlightProgress) => void;
+  /** Where to read a bare ticket; an endpoint's first location is used otherwise. */
+  location?: string;
+  /** Bytes the gateway may send ahead of consumption; default the gateway's window (8 MiB). */
+  creditWindow?: number;
+}
+/** Options of `fetchAll`. */
+export interface FetchAllOptions {
+  signal?: AbortSignal;
+  /** Endpoints read at once (default: all of them). */
+  concurrency?: number;
+  /** Read endpoints one after another, in order. */
+  ordered?: boolean;
+  /** Sockets to spread the endpoints over (default 1); extra ones are closed after. */
+  connections?: number;
+  creditWindow?: number;
+}
+"#;
+
+#[wasm_bindgen]
+extern "C" {
+    #[wasm_bindgen(typescript_type = "ConnectOptions")]
+    pub type ConnectOptionsJs;
+    #[wasm_bindgen(typescript_type = "DoGetOptions")]
+    pub type DoGetOptionsJs;
+    #[wasm_bindgen(typescript_type = "FetchAllOptions")]
+    pub type FetchAllOptionsJs;
+}
+
+fn field(options: &JsValue, key: &str) -> JsValue {
+    if options.is_object() {
+        Reflect::get(options, &key.into()).unwrap_or(JsValue::UNDEFINED)
+    } else {
+        JsValue::UNDEFINED
+    }
+}
+
+fn typed<T: JsCast>(options: &JsValue, key: &str, expected: &str) -> WasmResult<Option<T>> {
+    let value = field(options, key);
+    if value.is_undefined() || value.is_null() {
+        return Ok(None);
+    }
+    value
+        .dyn_into::<T>()
+        .map(Some)
+        .map_err(|_| usage(format!("option {key} must be {expected}")))
+}
+
+fn count(options: &JsValue, key: &str) -> WasmResult<Option<u64>> {
+    let value = field(options, key);
+    if value.is_undefined() {
+        return Ok(None);
+    }
+    match value.as_f64() {
+        Some(n) if n >= 1.0 && n.fract() == 0.0 && n <= (1u64 << 40) as f64 => Ok(Some(n as u64)),
+        _ => Err(usage(format!(
+            "option {key} must be a whole number from 1 to 2^40, found {value:?}"
+        ))),
+    }
+}
+
+pub(super) struct Connect {
+    pub token: Option<String>,
+    pub protocols: Array,
+    pub constructor: Option<Function>,
+}
+
+pub(super) fn connect_options(options: &JsValue) -> WasmResult<Connect> {
+    let token = field(options, "token");
+    let token = match (token.is_undefined(), token.as_string()) {
+        (true, _) => None,
+        (false, Some(t)) => Some(t),
+        (false, None) => return Err(usage("option token must be a string")),
+    };
+    let protocols = Array::of1(&SUBPROTOCOL.into());
+    if let Some(extra) = typed::<Array>(options, "protocols", "an array of strings")? {
+        for p in extra.iter() {
+            if p.as_string().is_none() {
+                return Err(usage("option protocols must be an array of strings"));
+            }
+            protocols.push(&p);
+        }
+    }
+    let constructor = typed::<Function>(options, "WebSocket", "a WebSocket class")?;
+    Ok(Connect {
+        token,
+        protocols,
+        constructor,
+    })
+}
+
+pub(super) struct Get {
+    pub signal: Option<AbortSignal>,
+    pub on_progress: Option<Function>,
+    pub location: Option<String>,
+    pub credit_window: Option<u64>,
+}
+
+pub(super) fn get_options(options: &JsValue) -> WasmResult<Get> {
+    let location = field(options, "location");
+    Ok(Get {
+        signal: typed(options, "signal", "an AbortSignal")?,
+        on_progress: typed(options, "onProgress", "a function")?,
+        location: match (location.is_undefined(), location.as_string()) {
+            (true, _) => None,
+            (false, Some(l)) => Some(l),
+            (false, None) => return Err(usage("option location must be a string")),
+        },
+        credit_window: count(options, "creditWindow")?,
+    })
+}
+
+pub(super) struct Fetch {
+    pub signal: Option<AbortSignal>,
+    pub concurrency: Option<u64>,
+    pub ordered: bool,
+    pub connections: u64,
+    pub credit_window: Option<u64>,
+}
+
+pub(super) fn fetch_options(options: &JsValue) -> WasmResult<Fetch> {
+    Ok(Fetch {
+        signal: typed(options, "signal", "an AbortSignal")?,
+        concurrency: count(options, "concurrency")?,
+        ordered: field(options, "ordered").is_truthy(),
+        connections: count(options, "connections")?.unwrap_or(1),
+        credit_window: count(options, "creditWindow")?,
+    })
+}

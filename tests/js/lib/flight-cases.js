@@ -1,0 +1,199 @@
+// The Flight client tests, run in Node (tests/js/flight.test.js, with the `ws` package)
+// and in headless Chromium (tests/browser/flight.test.js) against the same real
+// processes: pyarrow Flight servers behind quiver-gateway (see flight-env.mjs).
+//
+// `env`: { gateway, strictGateway, servers: { main, peer, lz4, zstd, token }, saw(line, ms) }
+// `WebSocket`: the class to connect with (undefined: the global one); `ForeignWebSocket`
+// one whose Origin the strict gateway refuses (undefined: the page's own origin).
+
+const utf8 = (s) => new TextEncoder().encode(s);
+const text = (b) => new TextDecoder().decode(b);
+const DATA = 'data:0:20000:5';
+let unique = 0;
+const tag = (name) => `${name}-${Date.now()}-${unique++}`;
+
+export function flightCases({ test, assert, quiver, env, WebSocket, ForeignWebSocket }) {
+  const { FlightClient, FlightError, tableFromIPC } = quiver;
+  const connect = (options = {}) => FlightClient.connect(env.gateway, { WebSocket, ...options });
+
+  /** What pyarrow wrote for `ticket`, uncompressed, through DoAction "dump". */
+  async function reference(client, ticket) {
+    const [body] = await client.doAction('dump', utf8(ticket));
+    return tableFromIPC(body);
+  }
+
+  function assertSameRows(actual, expected) {
+    assert.equal(actual.numRows, expected.numRows);
+    assert.deepEqual(actual.schema.fields.map((f) => f.name), expected.schema.fields.map((f) => f.name));
+    assert.deepEqual(actual.toArray(), expected.toArray());
+  }
+
+  async function rejectsWith(promise, code, message) {
+    await assert.rejects(promise, (error) => {
+      assert.ok(error instanceof FlightError, `expected a FlightError, found ${error}`);
+      assert.equal(error.code, code, `expected code ${code}, found ${error.code}: ${error.message}`);
+      if (message) assert.match(error.message, message);
+      return true;
+    });
+  }
+
+  test('flight: metadata calls (listFlights, getFlightInfo, getSchema, listActions)', async () => {
+    const client = await connect();
+    try {
+      const flights = await client.listFlights();
+      assert.equal(flights.length, 1);
+      assert.deepEqual(flights[0].descriptor, { path: ['parts'] });
+      const info = await client.getFlightInfo({ path: ['parts'] });
+      assert.deepEqual(info.endpoints.map((e) => e.locations), [[env.servers.main], [env.servers.peer]]);
+      assert.deepEqual(info.schema.fields.map((f) => f.name), ['id', 'value', 'name']);
+      const schema = await client.getSchema({ path: ['parts'] });
+      assert.deepEqual(schema.fields.map((f) => f.name), ['id', 'value', 'name']);
+      assert.deepEqual(await client.listActions(),
+        [{ type: 'dump', description: 'the reference IPC stream of a ticket' }]);
+      // pyarrow's FlightServerError travels as UNKNOWN (2).
+      await rejectsWith(client.getFlightInfo({ path: ['nope'] }), 2, /unknown path/);
+    } finally {
+      client.close();
+    }
+  });
+
+  for (const compression of ['none', 'lz4', 'zstd']) {
+    test(`flight: DoGet equals pyarrow's data (${compression})`, async () => {
+      const client = await connect();
+      try {
+        const location = { none: undefined, lz4: env.servers.lz4, zstd: env.servers.zstd }[compression];
+        const stream = client.doGet(DATA, { location });
+        const batches = [];
+        for await (const batch of stream) batches.push(batch);
+        assert.equal(batches.length, 5);
+        const stats = stream.stats;
+        assert.equal(stats.bytesPushed, stats.ipcBytesReceived);
+        // Every received IPC byte was copied exactly once, into its place (decompression
+        // writes new buffers; it copies nothing).
+        assert.equal(stats.bytesCopied, stats.ipcBytesReceived);
+        batches.forEach((b) => b.free());
+        const table = await client.doGet(DATA, { location }).readAll();
+        assertSameRows(table, await reference(client, DATA));
+      } finally {
+        client.close();
+      }
+    });
+  }
+
+  test('flight: a batch over 8 MB, with onProgress', async () => {
+    const client = await connect();
+    try {
+      const seen = [];
+      const table = await client.doGet('big', { onProgress: (p) => seen.push(p.bytesReceived) }).readAll();
+      assert.equal(table.numRows, 1_500_000);
+      assert.ok(seen.length > 8, 'one progress call per frame');
+      assert.ok(seen.at(-1) > 12_000_000);
+      table.free();
+    } finally {
+      client.close();
+    }
+  });
+
+  test('flight: fetchAll reads endpoints on two servers, parallel and ordered', async () => {
+    const client = await connect();
+    try {
+      const info = await client.getFlightInfo({ path: ['parts'] });
+      const expected = [await reference(client, 'data:0:20000:5'), await reference(client, 'data:1:20000:5')];
+      for (const options of [{}, { ordered: true }, { connections: 2 }]) {
+        const table = await client.fetchAll(info, options);
+        assert.equal(table.numRows, 200_000);
+        assert.deepEqual(table.toArray(), [...expected[0].toArray(), ...expected[1].toArray()]);
+        table.free();
+      }
+    } finally {
+      client.close();
+    }
+  });
+
+  test('flight: DoPut round trip, from a Table and from batches', async () => {
+    const client = await connect();
+    try {
+      const table = await reference(client, DATA);
+      const name = tag('put');
+      const results = await client.doPut({ path: [name] }, table);
+      assert.deepEqual(results.map(text), ['stored 100000 rows', '']);
+      assertSameRows(await client.doGet(`put:${name}`).readAll(), table);
+      const batches = table.batches.slice(0, 2);
+      const results2 = await client.doPut({ path: [name] }, batches);
+      assert.equal(text(results2[0]), 'stored 40000 rows');
+      assert.equal(batches[0].numRows, 20_000, 'the batches stay the caller\'s');
+      assert.equal((await client.doGet(`put:${name}`).readAll()).numRows, 40_000);
+    } finally {
+      client.close();
+    }
+  });
+
+  test('flight: a bad token gives UNAUTHENTICATED, the right one data', async () => {
+    const bad = await connect({ token: 'wrong' });
+    const good = await connect({ token: 's3cret' });
+    try {
+      const location = env.servers.token;
+      await rejectsWith(bad.doGet('data:0:10:1', { location }).readAll(), 16, /bad or missing bearer token/);
+      assert.equal((await good.doGet('data:0:10:1', { location }).readAll()).numRows, 10);
+    } finally {
+      bad.close();
+      good.close();
+    }
+  });
+
+  test('flight: a server error after 3 batches arrives after the 3 batches', async () => {
+    const client = await connect();
+    try {
+      const stream = client.doGet('fail:3');
+      const rows = [];
+      await rejectsWith((async () => {
+        for await (const batch of stream) rows.push(batch.numRows);
+      })(), 2, /boom after 3 batches/);
+      assert.deepEqual(rows, [1000, 1000, 1000]);
+      await rejectsWith(client.doGet('fail:3').readAll(), 2, /boom after 3 batches/);
+    } finally {
+      client.close();
+    }
+  });
+
+  test('flight: AbortSignal cancels the upstream call (context.is_cancelled())', async () => {
+    const client = await connect();
+    try {
+      const controller = new AbortController();
+      const name = tag('abort');
+      const stream = client.doGet(`slow:${name}`, { signal: controller.signal });
+      assert.equal((await stream.next()).numRows, 100);
+      controller.abort();
+      await rejectsWith((async () => { while (await stream.next()); })(), 1);
+      assert.ok(await env.saw(`CANCELLED ${name}`, 10_000), 'the pyarrow server saw the cancellation');
+      // The connection is still usable.
+      assert.equal((await client.doGet('data:0:10:1').readAll()).numRows, 10);
+    } finally {
+      client.close();
+    }
+  });
+
+  test('flight: closing the client mid-stream cancels the upstream call', async () => {
+    const client = await connect();
+    const name = tag('disconnect');
+    const stream = client.doGet(`slow:${name}`);
+    assert.equal((await stream.next()).numRows, 100);
+    client.close();
+    await rejectsWith((async () => { while (await stream.next()); })(), 1, /closed the connection/);
+    assert.ok(await env.saw(`CANCELLED ${name}`, 10_000), 'the pyarrow server saw the cancellation');
+  });
+
+  test('flight: a location the gateway does not allow is refused', async () => {
+    const client = await connect();
+    try {
+      const info = await client.getFlightInfo({ path: ['forbidden', 'grpc://127.0.0.1:1'] });
+      await rejectsWith(client.fetchAll(info), 7);
+    } finally {
+      client.close();
+    }
+  });
+
+  test('flight: a forbidden Origin is refused', async () => {
+    await rejectsWith(FlightClient.connect(env.strictGateway, { WebSocket: ForeignWebSocket }), 14, /closed/);
+  });
+}

@@ -1,0 +1,130 @@
+// Starts the real processes the Flight client tests and benchmark talk to, all on
+// 127.0.0.1 with ephemeral ports: pyarrow Flight servers (gateway/tests/flight_server.py)
+// and quiver-gateway binaries (built with cargo first). Used by tests/js/flight.test.js,
+// tests/browser/run.mjs and bench/browser.mjs. Everything is killed by stop(), and on exit.
+import { spawn, execFileSync } from 'node:child_process';
+import { createInterface } from 'node:readline';
+import { dirname, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const root = resolve(dirname(fileURLToPath(import.meta.url)), '../../..');
+const START_TIMEOUT_MS = 30_000;
+const children = new Set();
+process.on('exit', () => {
+  for (const child of children) child.kill('SIGKILL');
+});
+
+/** A child process whose stdout/stderr lines are kept, to wait for one. */
+function launch(command, args, stream) {
+  const child = spawn(command, args, { cwd: root, stdio: ['ignore', 'pipe', 'pipe'] });
+  children.add(child);
+  child.on('exit', () => children.delete(child));
+  const lines = [];
+  const waiters = new Set();
+  const onLine = (line) => {
+    lines.push(line);
+    for (const w of waiters) w();
+  };
+  createInterface({ input: child[stream] }).on('line', onLine);
+  // The other stream is drained so that the child never blocks on a full pipe.
+  child[stream === 'stdout' ? 'stderr' : 'stdout'].resume();
+  /** Resolves with the first line (seen or future) matching `pattern`, or null after `ms`. */
+  const waitFor = (pattern, ms) => new Promise((done) => {
+    const check = () => {
+      const hit = lines.find((l) => pattern.test(l));
+      if (hit !== undefined) {
+        waiters.delete(check);
+        clearTimeout(timer);
+        done(hit);
+      }
+    };
+    const timer = setTimeout(() => {
+      waiters.delete(check);
+      done(null);
+    }, ms);
+    waiters.add(check);
+    check();
+  });
+  const stop = () => new Promise((done) => {
+    if (child.exitCode !== null || child.signalCode !== null) return done();
+    child.once('exit', () => done());
+    child.kill('SIGTERM');
+  });
+  return { child, waitFor, stop };
+}
+
+async function pythonServer(args) {
+  const python = process.env.QUIVER_PYTHON ?? resolve(root, '.venv/bin/python');
+  const p = launch(python, ['gateway/tests/flight_server.py', '--lifetime', '600', ...args], 'stdout');
+  const line = await p.waitFor(/^PORT \d+$/, START_TIMEOUT_MS);
+  if (!line) throw new Error(`flight_server.py ${args.join(' ')} did not start (run pkg-scripts/setup.sh)`);
+  const location = `grpc://127.0.0.1:${line.slice(5)}`;
+  return {
+    location,
+    /** Whether the server printed `line` within `ms`. */
+    saw: async (text, ms) => (await p.waitFor(new RegExp(`^${text}$`), ms)) !== null,
+    stop: p.stop,
+  };
+}
+
+/** Builds quiver-gateway (a no-op when it is fresh) and returns the binary's path. */
+export function buildGateway({ release = false } = {}) {
+  execFileSync('cargo', ['build', '-q', '-p', 'quiver-gateway', ...(release ? ['--release'] : [])], {
+    cwd: root,
+    stdio: 'inherit',
+  });
+  const dir = process.env.CARGO_TARGET_DIR ?? resolve(root, 'target');
+  return resolve(dir, release ? 'release' : 'debug', 'quiver-gateway');
+}
+
+/** Starts a gateway with `args`; resolves with its ws:// URL and pid. */
+export async function startGateway(binary, args) {
+  const g = launch(binary, ['--listen', '127.0.0.1:0', ...args], 'stderr');
+  const line = await g.waitFor(/^quiver-gateway: ws:\/\/.*\/flight/, START_TIMEOUT_MS);
+  if (!line) throw new Error(`quiver-gateway ${args.join(' ')} did not start`);
+  return { url: line.match(/ws:\/\/\S+\/flight/)[0], pid: g.child.pid, stop: g.stop };
+}
+
+/**
+ * The test setup:
+ * - `gateway`: upstream `main` (a pyarrow server whose ["parts"] flight has one endpoint
+ *   on itself and one on `peer`); it may also dial `peer`, `lz4`, `zstd` and `token`, and
+ *   allows the page origin `origin` (if given);
+ * - `strictGateway`: a `--demo` gateway that allows no cross-origin page;
+ * - `servers`: each server's location, and `saw(line, ms)` on `main`'s output.
+ */
+export async function startFlightEnv({ origin, release = false } = {}) {
+  const binary = buildGateway({ release });
+  const stoppers = [];
+  try {
+    const start = async (args) => {
+      const s = await pythonServer(args);
+      stoppers.push(s.stop);
+      return s;
+    };
+    const [peer, lz4, zstd, token] = await Promise.all([
+      start([]),
+      start(['--compression', 'lz4']),
+      start(['--compression', 'zstd']),
+      start(['--token', 's3cret']),
+    ]);
+    const main = await start(['--peer', peer.location]);
+    const allowed = [peer, lz4, zstd, token].flatMap((s) => ['--allow-location', s.location]);
+    const gateway = await startGateway(binary, [
+      '--upstream', main.location, ...allowed, ...(origin ? ['--allow-origin', origin] : []),
+    ]);
+    stoppers.push(gateway.stop);
+    const strict = await startGateway(binary, ['--demo']);
+    stoppers.push(strict.stop);
+    return {
+      gateway: gateway.url,
+      strictGateway: strict.url,
+      servers: { main: main.location, peer: peer.location, lz4: lz4.location, zstd: zstd.location, token: token.location },
+      saw: main.saw,
+      stop: () => Promise.all(stoppers.map((s) => s())),
+    };
+  } catch (error) {
+    await Promise.all(stoppers.map((s) => s()));
+    throw error;
+  }
+}
