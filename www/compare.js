@@ -1,0 +1,110 @@
+// The comparison panels, run in the page after a stream: decoding the frames just
+// received with Quiver and with apache-arrow JS (global `Arrow`, vendored), and the
+// writer's allocations with right-sized against fixed 1 MiB chunks.
+import { StreamReader, StreamWriter, memoryStats, messageSize } from '../pkg/web/index.js';
+import { bytes, drawBars, fmt } from './charts.js';
+
+/** Rows per batch of the writer panel (Comet's table). */
+export const WRITER_ROWS = [100, 256, 1024, 2048, 4096, 8192];
+
+const pause = () => new Promise((resolve) => setTimeout(resolve));
+
+/** Decodes `segments` (an IPC stream, in frames) and sums the `value` column. */
+function quiverDecode(segments) {
+  const reader = new StreamReader();
+  let rows = 0;
+  let sum = 0;
+  for (const segment of segments) {
+    reader.push(segment);
+    for (const batch of reader) {
+      rows += batch.numRows;
+      const values = batch.column('value').values;
+      for (let i = 0; i < values.length; i++) sum += values[i];
+      batch.free();
+    }
+  }
+  reader.finish();
+  reader.free();
+  return { rows, sum };
+}
+
+function arrowDecode(segments) {
+  let rows = 0;
+  let sum = 0;
+  for (const batch of Arrow.RecordBatchReader.from(segments)) {
+    rows += batch.numRows;
+    for (const data of batch.getChild('value').data) {
+      const { values } = data;
+      for (let i = 0; i < data.length; i++) sum += values[i];
+    }
+  }
+  return { rows, sum };
+}
+
+/** Times one decode of the same segments; Quiver's wasm allocations are counted too. */
+function measure(decode, segments) {
+  const before = memoryStats().allocatedBytes;
+  const start = performance.now();
+  try {
+    const result = decode(segments);
+    return { ...result, ms: performance.now() - start, allocated: memoryStats().allocatedBytes - before };
+  } catch (error) {
+    return { error: error.message };
+  }
+}
+
+/** Runs the decode panel; returns its figures. `segments` are the frames' IPC bytes. */
+export async function compareDecoders(element, segments, compression) {
+  const total = segments.reduce((n, s) => n + s.byteLength, 0);
+  const results = {};
+  for (const [name, decode] of [['Quiver', quiverDecode], ['apache-arrow JS', arrowDecode]]) {
+    await pause();
+    results[name] = measure(decode, segments);
+  }
+  const bar = (name, kind) => {
+    const r = results[name];
+    if (r.error) return { name, value: null, text: `failed: ${r.error}`, kind: 'failed' };
+    return { name, value: total / 1e6 / (r.ms / 1000), text: `${fmt(total / 1e6 / (r.ms / 1000), 0)} MB/s (${fmt(r.ms, 1)} ms)`, kind };
+  };
+  const q = results.Quiver;
+  const a = results['apache-arrow JS'];
+  const agree = !q.error && !a.error && q.rows === a.rows && q.sum === a.sum;
+  drawBars(element, [{
+    label: `${segments.length} frames, ${bytes(total)} of IPC (${compression}); decode and sum the value column`,
+    bars: [bar('Quiver', 'quiver'), bar('apache-arrow JS', 'arrow')],
+  }], [
+    !q.error && `Quiver allocated ${bytes(q.allocated)} in wasm for ${fmt(q.rows)} rows.`,
+    a.error && compression !== 'none' && 'apache-arrow JS reads compressed bodies only with a codec registered by hand; Quiver decodes LZ4 and ZSTD in the module.',
+    agree && `Both read ${fmt(q.rows)} rows with the same sum.`,
+  ].filter(Boolean).join(' '));
+  return results;
+}
+
+/**
+ * Runs the writer panel on one batch per size in WRITER_ROWS (`batches` maps rows to a
+ * RecordBatch). The first write of a writer carries the schema, so the second is measured.
+ */
+export function compareWriters(element, batches) {
+  const allocated = (batch, options) => {
+    const writer = StreamWriter.forBatch(batch, options);
+    writer.write(batch).free();
+    const before = memoryStats().allocatedBytes;
+    const chunks = writer.write(batch);
+    const cost = memoryStats().allocatedBytes - before;
+    chunks.free();
+    writer.free();
+    return cost;
+  };
+  const rows = WRITER_ROWS.map((n) => {
+    const batch = batches.get(n);
+    return { n, payload: messageSize(batch), exact: allocated(batch), fixed: allocated(batch, { chunkSizing: 'fixed' }) };
+  });
+  drawBars(element, rows.map(({ n, payload, exact, fixed }) => ({
+    label: `${fmt(n)} rows: message ${bytes(payload)}`,
+    bars: [
+      { name: 'right-sized', value: exact, text: bytes(exact), kind: 'quiver' },
+      { name: 'fixed 1 MiB', value: fixed, text: bytes(fixed), kind: 'fixed' },
+    ],
+  })), 'Right-sized chunks allocate the message size once; fixed chunks allocate a zeroed 1 MiB chunk per message and then copy it down (Apache DataFusion Comet #6985).');
+  return rows;
+}
