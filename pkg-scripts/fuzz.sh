@@ -12,7 +12,7 @@ export PATH="$HOME/.cargo/bin:$PATH"
 seconds=${1:-600}
 shift || true
 targets=("$@")
-[ ${#targets[@]} -gt 0 ] || targets=(reader reader_split decompress)
+[ ${#targets[@]} -gt 0 ] || targets=(reader reader_split decompress frames)
 
 # cargo-fuzz wants nightly rustc. The machine image ships one; without it, stable with
 # RUSTC_BOOTSTRAP accepts the same flags (no sanitizer is used, so no -Z flag is needed).
