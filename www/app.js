@@ -1,14 +1,15 @@
-// The demo page: runs a DoGet through the gateway, decodes each frame as it arrives,
-// graphs throughput and wasm allocation live, then runs the comparison panels.
-import init, { StreamReader, memoryStats } from '../pkg/web/index.js';
-import { FlightStatusError, doGet, gatewayUrl } from './wire.js';
+// The demo page: a DoGet through the gateway with Quiver's FlightClient, which decodes
+// each frame as it arrives; graphs throughput and wasm allocation per batch live, then
+// runs the comparison panels.
+import init, { FlightClient, memoryStats } from '../pkg/web/index.js';
+import { captureFrames, gatewayUrl } from './wire.js';
 import { allocationChart, bytes, el, fmt, throughputChart } from './charts.js';
 import { WRITER_ROWS, compareDecoders, compareWriters } from './compare.js';
 
 const $ = (id) => document.getElementById(id);
 const MiB = 1024 * 1024;
-/** Frames kept for the decode comparison; a longer stream skips it rather than hoard memory. */
-const KEEP_BYTES = 256 * MiB;
+/** The decode panel holds a stream's frames in memory; a longer stream skips it. */
+const COMPARE_BYTES = 256 * MiB;
 /** Throughput is measured over the last this many batches. */
 const WINDOW = 10;
 const PREVIEW_ROWS = 8;
@@ -18,7 +19,7 @@ const throughput = throughputChart($('throughput'));
 const allocation = allocationChart($('allocation'));
 let controller;
 // The state of the latest run, for the end-to-end test and the curious (console).
-const demo = { state: 'idle', run: undefined };
+const demo = { state: 'idle', run: undefined, charts: { throughput, allocation } };
 window.quiverDemo = demo;
 
 $('controls').addEventListener('submit', (event) => {
@@ -42,6 +43,9 @@ async function start() {
   setRunning(true);
   throughput.reset();
   allocation.reset();
+  for (const id of ['decode', 'writer']) $(id).replaceChildren(el('p', 'note', 'Runs after a stream ends.'));
+  $('preview').tHead.replaceChildren();
+  $('preview').tBodies[0].replaceChildren();
   controller = new AbortController();
   const run = {
     ticket, url, compression, samples: [], frames: 0, bytesReceived: 0, batches: 0, rows: 0,
@@ -49,107 +53,119 @@ async function start() {
   };
   demo.run = run;
   demo.state = 'streaming';
+  demo.error = undefined;
   setStatus(`Streaming ${ticket} from ${url}`);
 
-  const reader = new StreamReader();
-  const kept = [];
-  let keptBytes = 0;
-  const start = performance.now();
-  const history = [{ t: 0, bytes: 0 }];
-  let lastAllocated = memoryStats().allocatedBytes;
-
-  const onBatch = (batch) => {
-    const t = (performance.now() - start) / 1000;
-    const memory = memoryStats();
-    const allocated = memory.allocatedBytes - lastAllocated;
-    lastAllocated = memory.allocatedBytes;
-    run.allocated += allocated;
-    run.batches++;
-    run.rows += batch.numRows;
-    if (!run.preview) run.preview = preview(batch);
-    history.push({ t, bytes: run.bytesReceived });
-    const from = history[Math.max(0, history.length - 1 - WINDOW)];
-    const dt = Math.max(t - from.t, 1e-6);
-    const sample = {
-      t, mbs: (run.bytesReceived - from.bytes) / 1e6 / dt, bps: (history.length - 1 - history.indexOf(from)) / dt,
-      allocated, live: memory.liveBytes, wasm: memory.wasmMemoryBytes, bytesReceived: run.bytesReceived,
-    };
-    run.samples.push(sample);
-    throughput.add(t, sample.mbs, sample.bps);
-    allocation.add(t, allocated / MiB, memory.liveBytes / MiB, memory.wasmMemoryBytes / MiB);
-  };
-
+  let client;
+  let stream;
   let failed;
+  const start = performance.now();
   try {
-    await doGet(url, ticket, {
-      credit: Number($('segment').value),
+    client = await FlightClient.connect(url);
+    const history = [{ t: 0, bytes: 0 }];
+    let lastAllocated = memoryStats().allocatedBytes;
+    stream = client.doGet(ticket, {
       signal: controller.signal,
-      onHello: (hello) => { run.hello = hello; },
-      onFrame(ipc, payload) {
+      creditWindow: Number($('segment').value) || undefined,
+      // After each frame, so the counters move while a large batch is still arriving.
+      onProgress: (progress) => {
         run.frames++;
-        run.bytesReceived += payload;
-        if (keptBytes + ipc.byteLength <= KEEP_BYTES) kept.push(ipc);
-        keptBytes += ipc.byteLength;
-        reader.push(ipc);
-        for (const batch of reader) {
-          onBatch(batch);
-          batch.free();
-        }
-        run.stats = reader.stats;
+        run.bytesReceived = progress.bytesReceived;
         run.elapsed = (performance.now() - start) / 1000;
+        run.live = stream.stats;
         showStats(run);
       },
     });
-    reader.finish();
+    // Each batch is decoded in the frame's own socket task, so input is handled between.
+    for await (const batch of stream) {
+      const t = (performance.now() - start) / 1000;
+      const memory = memoryStats();
+      const allocated = memory.allocatedBytes - lastAllocated;
+      lastAllocated = memory.allocatedBytes;
+      run.allocated += allocated;
+      run.batches++;
+      run.rows += batch.numRows;
+      run.preview ??= preview(batch);
+      batch.free();
+      history.push({ t, bytes: run.bytesReceived });
+      const from = history[Math.max(0, history.length - 1 - WINDOW)];
+      const dt = Math.max(t - from.t, 1e-6);
+      const sample = {
+        t, mbs: (run.bytesReceived - from.bytes) / 1e6 / dt, bps: Math.min(WINDOW, history.length - 1) / dt,
+        allocated, live: memory.liveBytes, wasm: memory.wasmMemoryBytes, bytesReceived: run.bytesReceived,
+      };
+      run.samples.push(sample);
+      throughput.add(t, sample.mbs, sample.bps);
+      allocation.add(t, allocated / MiB, memory.liveBytes / MiB, memory.wasmMemoryBytes / MiB);
+    }
   } catch (error) {
     failed = error;
   } finally {
-    run.stats = reader.stats;
     run.elapsed = (performance.now() - start) / 1000;
-    reader.free();
+    if (stream) run.stats = stream.stats;
+    stream?.free();
+    client?.close();
+    client?.free();
     showStats(run);
   }
   if (failed) {
-    const stopped = failed instanceof FlightStatusError && failed.code === 1 && controller.signal.aborted;
+    const stopped = failed.code === 1 && controller.signal.aborted;
     if (stopped) setStatus(`Stopped after ${fmt(run.batches)} batches.`);
-    else showError(`The stream failed after ${fmt(run.batches)} batches: ${failed.message}`);
+    else showError(`The stream failed after ${fmt(run.batches)} batches: ${describe(failed)}`);
     demo.state = stopped ? 'stopped' : 'failed';
-    demo.error = failed.message;
+    demo.error = describe(failed);
     setRunning(false);
     return;
   }
   setStatus(`Received ${fmt(run.rows)} rows in ${fmt(run.batches)} batches; comparing decoders and writers…`);
   try {
-    run.decode = keptBytes <= KEEP_BYTES
-      ? await compareDecoders($('decode'), kept, compression)
-      : ($('decode').textContent = `Skipped: the stream (${bytes(keptBytes)}) is larger than the ${bytes(KEEP_BYTES)} the page keeps.`, undefined);
-    kept.length = 0;
+    run.decode = await decodePanel(url, ticket, compression, run.stats.ipcBytesReceived);
     run.writer = await writerPanel(url);
     setStatus(`Done: ${fmt(run.rows)} rows, ${bytes(run.bytesReceived)} in ${fmt(run.elapsed, 2)} s.`);
     demo.state = 'done';
   } catch (error) {
-    showError(`The comparison failed: ${error.message}`);
+    showError(`The comparison failed: ${describe(error)}`);
     demo.state = 'failed';
-    demo.error = error.message;
+    demo.error = describe(error);
   } finally {
     setRunning(false);
   }
 }
 
+/** Reads the same ticket again, frames as they came, and decodes them twice. */
+async function decodePanel(url, ticket, compression, size) {
+  if (size > COMPARE_BYTES) {
+    $('decode').textContent = `Skipped: the stream (${bytes(size)}) is larger than the ${bytes(COMPARE_BYTES)} this panel holds in memory.`;
+    return undefined;
+  }
+  return compareDecoders($('decode'), await captureFrames(url, ticket), compression);
+}
+
 /** Reads one batch of each size of the writer panel from the same generated data. */
 async function writerPanel(url) {
   const batches = new Map();
+  const client = await FlightClient.connect(url);
   try {
     for (const rows of WRITER_ROWS) {
-      const reader = new StreamReader();
-      await doGet(url, `rows=${rows}&batches=1`, { onFrame: (ipc) => reader.push(ipc) });
-      batches.set(rows, reader.nextBatch());
-      reader.free();
+      const table = await client.doGet(`rows=${rows}&batches=1`).readAll();
+      batches.set(rows, table.batches[0]);
+      table.free();
     }
     return compareWriters($('writer'), batches);
   } finally {
-    for (const batch of batches.values()) batch?.free();
+    for (const batch of batches.values()) batch.free();
+    client.close();
+    client.free();
   }
+}
+
+/** An Error's message as a sentence, with what to do when the gateway is out of reach. */
+function describe(error) {
+  const text = error.message.replace(/\.?$/, '.');
+  // FlightError code 14 (UNAVAILABLE): the socket could not open, or was lost.
+  return error.code === 14
+    ? `${text} Is the gateway running at that address, and does it allow this page's origin? Start tries again.`
+    : text;
 }
 
 function preview(batch) {
@@ -176,7 +192,7 @@ function showStats(run) {
   statsPending = true;
   requestAnimationFrame(() => {
     statsPending = false;
-    const s = run.stats ?? {};
+    const s = run.stats ?? run.live ?? {};
     const memory = memoryStats();
     const items = [
       ['bytes received', bytes(run.bytesReceived)],
