@@ -69,5 +69,7 @@ step "JS tests (node --test)" node --test tests/js/
 # The browser column tests fetch these streams and pyarrow's values from the test server.
 step "pyarrow expected values" .venv/bin/python tests/data/expected.py
 step "browser tests (chromium)" node tests/browser/run.mjs
+# The demo page against pkg-scripts/demo.sh's gateway; screenshots in test-results/.
+step "demo end-to-end (chromium)" node tests/e2e/demo.mjs
 
 summary
