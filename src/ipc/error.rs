@@ -63,7 +63,9 @@ mod tests {
     #[test]
     fn error_stays_small() {
         // Results flow through every hot call; a large error bloats all of them.
-        assert_eq!(std::mem::size_of::<QuiverError>(), 40);
+        // LimitExceeded is the largest variant (two names and two counts); arrow's error is
+        // boxed so that it does not set the size.
+        assert_eq!(std::mem::size_of::<QuiverError>(), 56);
     }
 
     #[test]

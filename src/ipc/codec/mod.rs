@@ -43,6 +43,7 @@ impl Compression {
         }
     }
 
+    #[cfg(feature = "writer")]
     pub(crate) fn to_ipc(self) -> CompressionType {
         match self {
             Compression::Lz4Frame => CompressionType::LZ4_FRAME,
