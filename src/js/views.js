@@ -20,7 +20,8 @@
 //     MONTH_DAY_NANO: { months, days, nanoseconds } with nanoseconds a bigint
 //   binary, large binary, binary view, fixed-size binary -> a Uint8Array copy
 //   utf8, large utf8, utf8 view -> string
-//   list, large list, fixed-size list -> array; struct -> plain object
+//   list, large list, fixed-size list -> array; struct -> plain object (of duplicate
+//     field names, the last wins, as in Arrow JS toJSON())
 //   map -> array of [key, value] pairs (lossless; `new Map(pairs)` if keys are unique)
 //   union -> the value of the selected child; dictionary -> the decoded value
 //   run-end encoded -> the value of the run that holds the row (expanded)

@@ -18,7 +18,7 @@ export function parseExpected(text) {
 }
 
 // Arrow JS cannot decode these (no codec registered; no run-end encoded type).
-const ARROW_JS_CANNOT = [/\.lz4\.arrows$/, /\.zstd\.arrows$/, /^run_end_encoded\./];
+const ARROW_JS_CANNOT = [/\.lz4\.arrows$/, /\.zstd\.arrows$/, /run_end_encoded\./];
 
 /**
  * An Arrow JS value in the representation that views.js documents, for a field
@@ -50,8 +50,10 @@ export function normalize(arrow, value, field) {
       return [...value].map(([k, v]) => [normalize(arrow, k, key), normalize(arrow, v, item)]);
     }
     case 'Struct': {
+      // From the row's entries in order, so that of duplicate names the last wins, as in
+      // Arrow JS's toJSON() and in Quiver.
       const row = {};
-      field.children.forEach((f) => { row[f.name] = normalize(arrow, value[f.name], f); });
+      [...value].forEach(([name, v], k) => { row[name] = normalize(arrow, v, field.children[k]); });
       return row;
     }
     case 'Dictionary':
@@ -77,7 +79,8 @@ function shapeFits(arrow, value, field) {
 /** Registers the column tests for every stream in `expected`. */
 export function columnTests({ test, assert, quiver, arrow, expected, read }) {
   for (const [name, batches] of Object.entries(expected)) {
-    test(`views and toArray() equal pyarrow: ${name}`, async () => {
+    // null: pyarrow cannot read the stream (see expected.py); Arrow JS still can.
+    if (batches !== null) test(`views and toArray() equal pyarrow: ${name}`, async () => {
       const table = quiver.tableFromIPC(await read(name));
       try {
         const ours = table.batches;
