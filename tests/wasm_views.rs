@@ -61,7 +61,10 @@ fn columns_read_the_values_and_throw_once_the_batch_is_dropped() {
     drop(quiver);
     let error = call(&name, "get", &[0.into()]).unwrap_err();
     let message: String = js_sys::Error::from(error).message().into();
-    assert!(message.starts_with("this column's RecordBatch was freed"), "{message}");
+    assert!(
+        message.starts_with("this column's RecordBatch was freed"),
+        "{message}"
+    );
 }
 
 #[wasm_bindgen_test]
