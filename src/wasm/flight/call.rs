@@ -6,6 +6,7 @@ use js_sys::{Array, Object, Uint8Array};
 use wasm_bindgen::prelude::*;
 
 use super::super::schema::schema_to_js;
+use super::conn::ConnRef;
 use super::deferred::Deferred;
 use super::error::{Failure, INTERNAL};
 use super::info::{flight_info_to_js, schema_from_ipc, set};
@@ -30,14 +31,19 @@ pub(super) struct Call {
     kind: CallKind,
     messages: Vec<ServerMessage>,
     done: Deferred,
+    /// Keeps the connection open while the call is pending, even if nothing else holds
+    /// the client (`await (await FlightClient.connect(url)).listFlights()`). The cycle
+    /// through the connection's stream table ends when the call does.
+    _conn: ConnRef,
 }
 
 impl Call {
-    pub fn new(kind: CallKind, done: Deferred) -> Self {
+    pub fn new(kind: CallKind, done: Deferred, conn: ConnRef) -> Self {
         Call {
             kind,
             messages: Vec::new(),
             done,
+            _conn: conn,
         }
     }
 

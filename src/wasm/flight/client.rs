@@ -52,7 +52,7 @@ impl FlightClient {
     /// A call answered by control messages and a status.
     fn call(&self, kind: CallKind, make: impl FnOnce(u32) -> ClientMessage) -> Promise {
         let (promise, done) = Deferred::new();
-        let call = Call::new(kind, done.clone());
+        let call = Call::new(kind, done.clone(), Rc::clone(&self.conn));
         let opened = self
             .conn
             .borrow_mut()
@@ -160,7 +160,7 @@ impl FlightClient {
             options.signal,
             options.on_progress,
         );
-        Ok(FlightStream::new(Some(Rc::clone(&self.conn)), state))
+        Ok(FlightStream::new(state))
     }
 
     /// Reads every endpoint of `info` into one `Table` (yours to `free()`), endpoint by

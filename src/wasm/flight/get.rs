@@ -20,7 +20,7 @@ use super::super::reader::push_js;
 use super::super::schema::schema_to_js;
 use super::conn::{send, ConnRef};
 use super::deferred::Deferred;
-use super::error::{Failure, INTERNAL};
+use super::error::{Failure, CANCELLED, INTERNAL};
 use super::info::set;
 use crate::flight::control::ClientMessage;
 use crate::flight::frame::{FrameKind, Header};
@@ -66,6 +66,9 @@ type AbortListener = (AbortSignal, Closure<dyn FnMut(Event)>);
 pub(super) struct GetState {
     id: u32,
     ws: Option<WebSocket>,
+    /// Keeps the connection open until the stream ends, even when nothing else holds the
+    /// client or the stream (`client.doGet(t).readAll()`); dropped at the end.
+    conn: Option<ConnRef>,
     decoder: StreamDecoder,
     credit: Credit,
     ipc_received: u64,
@@ -88,6 +91,7 @@ pub(super) struct GetOptions {
 impl GetState {
     pub fn new(
         id: u32,
+        conn: Option<ConnRef>,
         ws: Option<WebSocket>,
         options: &GetOptions,
         on_progress: Option<Function>,
@@ -95,6 +99,7 @@ impl GetState {
         let window = options.window;
         GetState {
             id,
+            conn,
             ws,
             decoder: StreamDecoder::new(ReadLimits::default()),
             credit: Credit {
@@ -119,7 +124,7 @@ impl GetState {
 
     /// A stream that could not be opened: its first `next()` rejects with `failure`.
     pub fn failed(failure: Failure, options: &GetOptions) -> Rc<RefCell<Self>> {
-        let mut state = GetState::new(0, None, options, None);
+        let mut state = GetState::new(0, None, None, options, None);
         state.done = Some(Err(failure));
         Rc::new(RefCell::new(state))
     }
@@ -214,7 +219,12 @@ impl GetState {
     /// The status arrived (or the connection failed).
     pub fn finish(state: &Rc<RefCell<Self>>, result: Result<(), Failure>) {
         let mut s = state.borrow_mut();
-        let result = result.and_then(|()| s.decoder.finish().map_err(Failure::from));
+        let result = match s.cancelled {
+            // The stream ended before the cancel reached the gateway, but the frames after
+            // the cancel were dropped: the data is not whole.
+            true => result.and(Err(Failure::new(CANCELLED, "cancelled by the client"))),
+            false => result.and_then(|()| s.decoder.finish().map_err(Failure::from)),
+        };
         s.end(result);
     }
 
@@ -222,6 +232,7 @@ impl GetState {
         if self.done.is_some() {
             return;
         }
+        self.conn = None;
         if let Some((signal, listener)) = self.abort.take() {
             let _ = signal
                 .remove_event_listener_with_callback("abort", listener.as_ref().unchecked_ref());
@@ -316,8 +327,6 @@ impl GetState {
 /// ```
 #[wasm_bindgen]
 pub struct FlightStream {
-    /// Keeps the connection open while the stream is in use, even if the client is freed.
-    _conn: Option<ConnRef>,
     state: Rc<RefCell<GetState>>,
 }
 
@@ -357,8 +366,8 @@ export interface FlightProgress {
 "#;
 
 impl FlightStream {
-    pub(super) fn new(conn: Option<ConnRef>, state: Rc<RefCell<GetState>>) -> Self {
-        FlightStream { _conn: conn, state }
+    pub(super) fn new(state: Rc<RefCell<GetState>>) -> Self {
+        FlightStream { state }
     }
 }
 
@@ -429,9 +438,13 @@ impl FlightStream {
 
 impl Drop for FlightStream {
     fn drop(&mut self) {
-        // Freed before its end: nobody will read the rest.
+        // Freed (or collected) before its end, with no `next()` or `readAll()` waiting:
+        // nobody will read the rest. `client.doGet(t).readAll()` drops the stream object
+        // while its promise is still pending, so a waiter keeps the stream going.
         if let Ok(mut state) = self.state.try_borrow_mut() {
-            state.cancel();
+            if state.waiter.is_none() && state.collect.is_none() {
+                state.cancel();
+            }
         }
     }
 }

@@ -44,6 +44,7 @@ pub(super) fn open_get(
         |id| {
             let state = Rc::new(RefCell::new(GetState::new(
                 id,
+                Some(Rc::clone(conn)),
                 Some(ws),
                 &options,
                 on_progress,
