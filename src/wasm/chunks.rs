@@ -1,11 +1,21 @@
 //! `Chunks`: what one write produced, in wasm memory, handed to JavaScript without a copy
 //! where memory allows it.
 
-use js_sys::{Reflect, Uint8Array, WebAssembly};
+use js_sys::{Array, Uint8Array};
 use wasm_bindgen::prelude::*;
 
 use super::error::{usage, WasmResult};
 use crate::ipc::writer;
+
+#[wasm_bindgen(module = "/src/js/chunks.js")]
+extern "C" {
+    /// A view of wasm memory where it is a resizable buffer, else a copy.
+    #[wasm_bindgen(js_name = chunkBytes)]
+    fn chunk_bytes(memory: &JsValue, address: u32, length: u32) -> Uint8Array;
+    /// `chunkBytes` of every (address, length) pair of `table`, as one JS array.
+    #[wasm_bindgen(js_name = chunkArray)]
+    fn chunk_array(memory: &JsValue, table: &[u32]) -> Array;
+}
 
 /// The chunks of one `write()` or `finish()`: the stream's next bytes, in order.
 ///
@@ -15,7 +25,7 @@ use crate::ipc::writer;
 ///
 /// ```js
 /// using chunks = writer.write(batch);
-/// for (let i = 0; i < chunks.count; i++) socket.send(chunks.chunk(i));
+/// for (const bytes of chunks.toArray()) socket.send(bytes);
 /// ```
 #[wasm_bindgen]
 pub struct Chunks {
@@ -60,9 +70,9 @@ impl Chunks {
     /// Chunk `i` as a `Uint8Array`.
     ///
     /// Where wasm memory is a resizable buffer (`WebAssembly.Memory.prototype.
-    /// toResizableBuffer()`, which the package switches to where it exists) this is a view
-    /// with no copy, valid until `free()`, also when memory grows. Elsewhere (Node 20) a
-    /// view would silently read as empty after the next growth, so this is a copy.
+    /// toResizableBuffer()`, which the web build switches to) this is a view with no copy,
+    /// valid until `free()`, also when memory grows. Elsewhere (Node 20) a view would
+    /// silently read as empty after the next growth, so this is a copy.
     pub fn chunk(&self, i: usize) -> WasmResult<Uint8Array> {
         let bytes = self.inner.chunk(i).ok_or_else(|| {
             usage(format!(
@@ -70,21 +80,27 @@ impl Chunks {
                 self.inner.count()
             ))
         })?;
-        let memory: WebAssembly::Memory = wasm_bindgen::memory().unchecked_into();
-        let buffer = memory.buffer();
-        let resizable = Reflect::get(&buffer, &"resizable".into())
-            .map(|v| v.is_truthy())
-            .unwrap_or(false);
-        Ok(if resizable {
-            // Addresses fit in u32 on wasm32.
-            Uint8Array::new_with_byte_offset_and_length(
-                &buffer,
-                bytes.as_ptr() as u32,
-                bytes.len() as u32,
-            )
-        } else {
-            Uint8Array::from(bytes)
-        })
+        // Addresses and lengths fit in u32 on wasm32.
+        Ok(chunk_bytes(
+            &wasm_bindgen::memory(),
+            bytes.as_ptr() as u32,
+            bytes.len() as u32,
+        ))
+    }
+
+    /// Every chunk, each as `chunk(i)` gives it, in one call.
+    ///
+    /// ```js
+    /// for (const bytes of chunks.toArray()) socket.send(bytes);
+    /// ```
+    #[wasm_bindgen(js_name = toArray, unchecked_return_type = "Uint8Array[]")]
+    pub fn to_array(&self) -> Array {
+        let table: Vec<u32> = self
+            .inner
+            .iter()
+            .flat_map(|c| [c.as_ptr() as u32, c.len() as u32])
+            .collect();
+        chunk_array(&wasm_bindgen::memory(), &table)
     }
 
     /// All chunks in one new `Uint8Array` (a copy, owned by JavaScript).

@@ -20,10 +20,10 @@ use crate::ipc::writer::{self, StreamEncoder};
 /// using writer = StreamWriter.forBatch(batches[0], { compression: 'zstd' });
 /// for (const batch of batches) {
 ///   using chunks = writer.write(batch);
-///   for (let i = 0; i < chunks.count; i++) socket.send(chunks.chunk(i));
+///   for (const bytes of chunks.toArray()) socket.send(bytes);
 /// }
 /// using end = writer.finish();
-/// socket.send(end.chunk(0));
+/// for (const bytes of end.toArray()) socket.send(bytes);
 /// ```
 #[wasm_bindgen]
 pub struct StreamWriter {

@@ -221,7 +221,10 @@ impl StreamEncoder {
 /// The exact size of the record batch message that a new stream would write for `batch`
 /// (without the schema and dictionary messages before it).
 pub fn message_size(batch: &RecordBatch, options: &WriteOptions) -> Result<usize> {
-    stream_message_sizes(batch, options).map(|sizes| sizes.record_batch)
+    let mut encoder = StreamEncoder::try_new(batch.schema(), *options)?;
+    // Only the record batch message is wanted: skip building the schema's.
+    encoder.schema_written = true;
+    encoder.message_sizes(batch).map(|sizes| sizes.record_batch)
 }
 
 /// The sizes of all messages a new stream would write for `batch` as its first batch.

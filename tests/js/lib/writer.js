@@ -93,6 +93,9 @@ export function writerTests({ test, assert, quiver, arrow }) {
     const one = whole.write(batch);
     assert.deepEqual(Array.from(one.lengths()), [sizes.schema, sizes.dictionaries[0], size]);
     assert.deepEqual(joined(chunks), one.toUint8Array());
+    const all = chunks.toArray();
+    assert.equal(all.length, chunks.count);
+    all.forEach((bytes, i) => assert.deepEqual(bytes, chunks.chunk(i), `toArray()[${i}]`));
     for (const x of [chunks, one, writer, whole, batch, table]) x.free();
   });
 
@@ -101,7 +104,7 @@ export function writerTests({ test, assert, quiver, arrow }) {
     const [batch] = table.batches;
     const writer = quiver.StreamWriter.forBatch(batch);
     const chunks = writer.write(batch);
-    const views = Array.from({ length: chunks.count }, (_, i) => chunks.chunk(i));
+    const views = chunks.toArray();
     const copies = views.map((v) => v.slice());
     const resizable = views[0].buffer.resizable === true;
     const before = quiver.memoryStats().wasmMemoryBytes;

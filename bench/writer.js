@@ -1,0 +1,143 @@
+// The writer benchmark of issue 3, run the same way in Node and in headless Chromium:
+// 200 batches (int64, int32 with 10% nulls, float64, 16-byte utf8) at 100, 500, 2000 and
+// 8192 rows, written as an IPC stream by Quiver (right-sized chunks, and chunks fixed at
+// 1 MiB, the old way), apache-arrow JS's RecordBatchStreamWriter and flechette's
+// tableToIPC, next to a plain copy of the same bytes. ZSTD (level 1) is Quiver only: the
+// JS peers have no ZSTD encoder to register (fzstd only decodes).
+//
+// Quiver starts from batches already in wasm (decoded by StreamReader) and hands the
+// chunks to JS with toArray(), as a sender would. Every contender's output is decoded once
+// and must hold all rows, so a contender that skips work fails instead of winning.
+import { medianMs, table, fmt } from './timing.js';
+
+const BATCHES = 200;
+
+/** The contenders for `codec`; each returns the stream as a list of Uint8Arrays. */
+function contenders({ quiver, arrow, flechette }, codec) {
+  const compression = codec === 'zstd' ? { compression: 'zstd', zstdLevel: 1 } : {};
+  // Each chunk is consumed before the Chunks are freed (copied into `dst`, as
+  // WebSocket.send or a file write would copy it): a view is valid only until free().
+  const quiverWrite = (chunkSizing) => ({ quiverBatches, dst }) => {
+    const options = { ...compression, chunkSizing };
+    const writer = quiver.StreamWriter.forBatch(quiverBatches[0], options);
+    let at = 0;
+    const consume = (chunks) => {
+      for (const bytes of chunks.toArray()) {
+        dst.set(bytes, at);
+        at += bytes.length;
+      }
+      chunks.free();
+    };
+    for (const batch of quiverBatches) consume(writer.write(batch));
+    consume(writer.finish());
+    writer.free();
+    return [dst.subarray(0, at)];
+  };
+  const quivers = { quiver: quiverWrite('exact'), 'quiver fixed 1 MiB': quiverWrite('fixed') };
+  if (codec === 'zstd') return quivers;
+  return {
+    memcpy({ messages, dst }) {
+      let at = 0;
+      for (const m of messages) {
+        dst.set(m, at);
+        at += m.length;
+      }
+      return [dst];
+    },
+    ...quivers,
+    arrowjs({ arrowBatches }) {
+      const writer = new arrow.RecordBatchStreamWriter();
+      for (const b of arrowBatches) writer.write(b);
+      writer.finish();
+      return [writer.toUint8Array(true)];
+    },
+    flechette({ flechetteTable }) {
+      return [flechette.tableToIPC(flechetteTable, { format: 'stream' })];
+    },
+  };
+}
+
+function joined(parts) {
+  const out = new Uint8Array(parts.reduce((n, p) => n + p.length, 0));
+  let at = 0;
+  for (const p of parts) {
+    out.set(p, at);
+    at += p.length;
+  }
+  return out;
+}
+
+/** Runs the matrix and returns result rows. */
+export async function runWriterBench(libs, files, { rounds = 5, log = () => {} } = {}) {
+  const { quiver, arrow, flechette } = libs;
+  const results = [];
+  for (const rows of [100, 500, 2000, 8192]) {
+    const bytes = files[`reader-${rows}-none`];
+    const source = quiver.tableFromIPC(bytes);
+    const quiverBatches = source.batches;
+    const arrowBatches = arrow.tableFromIPC(bytes).batches;
+    const flechetteTable = flechette.tableFromIPC(bytes);
+    const payload = quiver.messageSize(quiverBatches[0]);
+    // The stream as Quiver writes it, one piece per write, for the memcpy floor; `dst`
+    // is where senders copy to.
+    const writer = quiver.StreamWriter.forBatch(quiverBatches[0]);
+    const messages = quiverBatches.map((batch) => {
+      const chunks = writer.write(batch);
+      const piece = chunks.toUint8Array();
+      chunks.free();
+      return piece;
+    });
+    writer.free();
+    const dst = new Uint8Array(messages.reduce((n, m) => n + m.length, 8));
+    const input = { quiverBatches, arrowBatches, flechetteTable, messages, dst };
+    for (const codec of ['none', 'zstd']) {
+      for (const [name, fn] of Object.entries(contenders(libs, codec))) {
+        const go = () => fn(input);
+        if (name !== 'memcpy') {
+          const check = quiver.tableFromIPC(joined(go()));
+          if (check.numRows !== BATCHES * rows) throw new Error(`${name} wrote ${check.numRows} rows`);
+          check.free();
+        }
+        const before = quiver.memoryStats().allocatedBytes;
+        go();
+        const allocated = (quiver.memoryStats().allocatedBytes - before) / BATCHES;
+        const ms = await medianMs(go, rounds);
+        const row = { codec, rows, name, payload, usPerBatch: (ms * 1000) / BATCHES,
+          wasmBytesPerBatch: name.startsWith('quiver') ? allocated : undefined };
+        results.push(row);
+        log(`${codec} ${rows} ${name}: ${fmt(row.usPerBatch, 2)} µs/batch`);
+      }
+    }
+    for (const b of quiverBatches) b.free();
+    source.free();
+  }
+  return results;
+}
+
+/** Markdown tables in the shape of issue 3: allocation and µs per batch, with ratios. */
+export function writerTables(results, env) {
+  const out = [];
+  const pick = (r, name) => results.find((x) => x.codec === r.codec && x.rows === r.rows && x.name === name);
+  for (const codec of ['none', 'zstd']) {
+    const rows = results.filter((r) => r.codec === codec && r.name === 'quiver');
+    const header = ['rows/batch', 'payload', 'wasm alloc/batch, right-sized', 'wasm alloc/batch, fixed 1 MiB',
+      'Quiver µs', 'fixed 1 MiB µs'];
+    if (codec === 'none') header.push('Arrow JS µs', 'flechette µs', 'memcpy µs', 'fastest JS ÷ Quiver', 'Quiver/memcpy');
+    const body = rows.map((q) => {
+      const fixed = pick(q, 'quiver fixed 1 MiB');
+      const row = [q.rows, `${fmt(q.payload / 1024, 1)} KiB`, `${fmt(q.wasmBytesPerBatch / 1024, 1)} KiB`,
+        `${fmt(fixed.wasmBytesPerBatch / 1024, 1)} KiB`, fmt(q.usPerBatch, 2), fmt(fixed.usPerBatch, 2)];
+      if (codec === 'none') {
+        const a = pick(q, 'arrowjs');
+        const f = pick(q, 'flechette');
+        const m = pick(q, 'memcpy');
+        row.push(fmt(a.usPerBatch, 2), fmt(f.usPerBatch, 2), fmt(m.usPerBatch, 2),
+          fmt(Math.min(a.usPerBatch, f.usPerBatch) / q.usPerBatch, 2) + '×', fmt(q.usPerBatch / m.usPerBatch, 2) + '×');
+      }
+      return row;
+    });
+    const title = codec === 'none' ? 'uncompressed' : 'ZSTD level 1 (Quiver only: the JS peers have no ZSTD encoder)';
+    out.push(`#### Writer, ${env}, ${title}\n\n${table([header, ...body])}`);
+  }
+  return out.join('\n\n');
+}
