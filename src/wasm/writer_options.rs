@@ -17,8 +17,8 @@ export interface WriterOptions {
   /** Body compression: `null` (the default), `'lz4'` (LZ4_FRAME) or `'zstd'`. */
   compression?: null | 'lz4' | 'zstd';
   /**
-   * ZSTD level, 1 to 22 (default 1). ruzstd implements only its fastest level (about
-   * zstd level 1) so far, so every level compresses like level 1.
+   * ZSTD level, 1 to 22 (default 1). Honoured by the C zstd build (`zstd-c`); the
+   * default ruzstd build implements only its fastest level, so it compresses like level 1.
    */
   zstdLevel?: number;
   /** The largest chunk in bytes, at least 8 (default 1 MiB). Longer messages are split. */

@@ -44,6 +44,14 @@ pub(crate) struct MessageEncoder {
 }
 
 impl MessageEncoder {
+    /// An encoder whose ZSTD frames use `level` (honoured by the C zstd backend).
+    pub(crate) fn with_zstd_level(level: i32) -> Self {
+        MessageEncoder {
+            codecs: Codecs::with_zstd_level(level),
+            ..MessageEncoder::default()
+        }
+    }
+
     /// Builds the schema message's metadata; returns the message's size.
     pub(crate) fn plan_schema(&mut self, schema: &Schema) -> Result<usize> {
         // A fresh tracker numbers the dictionaries 0, 1, ... in the order

@@ -87,7 +87,7 @@ impl StreamEncoder {
         Ok(StreamEncoder {
             schema,
             options,
-            messages: MessageEncoder::default(),
+            messages: MessageEncoder::with_zstd_level(options.zstd_level),
             body: BodyPlan::default(),
             dictionaries: Dictionaries::default(),
             updates: Vec::new(),

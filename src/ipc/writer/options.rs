@@ -25,8 +25,8 @@ pub enum ChunkSizing {
 pub struct WriteOptions {
     /// Body compression, or none.
     pub compression: Option<Compression>,
-    /// The requested ZSTD level, 1..=22. ruzstd implements only its `Fastest` level (about
-    /// zstd level 1), so every level compresses like level 1 for now.
+    /// The requested ZSTD level, 1..=22. The C zstd backend (`zstd-c`) honours it; ruzstd
+    /// implements only its `Fastest` level (about zstd level 1).
     pub zstd_level: i32,
     /// The largest chunk; a longer message is split into chunks of exactly this size.
     pub max_chunk_bytes: usize,
