@@ -190,6 +190,13 @@ mod tests {
     }
 
     #[test]
+    fn codec_state_stays_small() {
+        // Readers and writers hold a `Codecs` and are moved by value (ruzstd's compressor
+        // alone is about 50 KB, hence boxed).
+        assert!(std::mem::size_of::<Codecs>() < 1024);
+    }
+
+    #[test]
     fn lz4_round_trip() {
         round_trip(Compression::Lz4Frame);
     }

@@ -29,7 +29,9 @@ pub type Zstd = CZstd;
 #[derive(Default)]
 pub struct Ruzstd {
     decoder: ruzstd::decoding::FrameDecoder,
-    encoder: Option<FrameCompressor<Cursor<Buffer>, Vec<u8>, MatchGeneratorDriver>>,
+    /// Boxed: the compressor holds its tables inline (about 50 KB), which every move of a
+    /// reader or writer would otherwise copy.
+    encoder: Option<Box<FrameCompressor<Cursor<Buffer>, Vec<u8>, MatchGeneratorDriver>>>,
 }
 
 impl ZstdBackend for Ruzstd {
@@ -44,7 +46,7 @@ impl ZstdBackend for Ruzstd {
     fn compress(&mut self, input: &Buffer, _: i32, output: &mut Vec<u8>) -> Result<(), String> {
         let encoder = self
             .encoder
-            .get_or_insert_with(|| FrameCompressor::new(CompressionLevel::Fastest));
+            .get_or_insert_with(|| Box::new(FrameCompressor::new(CompressionLevel::Fastest)));
         // ruzstd's compressor owns its source: a cursor over the shared Buffer (no copy),
         // released after the frame so the caller's buffer is unshared again.
         encoder.set_source(Cursor::new(input.clone()));
