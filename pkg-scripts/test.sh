@@ -66,6 +66,8 @@ step "wasm-pack test --chrome" \
 step "fuzz smoke" pkg-scripts/fuzz.sh 20
 step "build npm package" pkg-scripts/build.sh
 step "JS tests (node --test)" node --test tests/js/
+# The packed tarball installed as a user would: a Vite app in chromium, a Node script, tsc.
+step "consumer apps (npm pack: Vite, Node, tsc)" tests/consumer/run.sh
 # The browser column tests fetch these streams and pyarrow's values from the test server.
 step "pyarrow expected values" .venv/bin/python tests/data/expected.py
 step "browser tests (chromium)" node tests/browser/run.mjs
