@@ -1,5 +1,6 @@
 // The benchmark suites, in the order bench.sh runs them. Each exports `run(libs, files,
 // options)` returning result rows and `tables(results, env)` returning markdown.
+import { runFlightBench, flightTables } from './flight.js';
 import { runReaderBench, readerTables } from './reader.js';
 import { runViewsBench, viewsTables } from './views.js';
 import { runWriterBench, writerTables } from './writer.js';
@@ -8,4 +9,6 @@ export const suites = {
   reader: { run: runReaderBench, tables: readerTables },
   views: { run: runViewsBench, tables: viewsTables },
   writer: { run: runWriterBench, tables: writerTables },
+  // Chromium only: it needs the gateway bench/browser.mjs starts (in Node it reports nothing).
+  flight: { run: runFlightBench, tables: flightTables },
 };
