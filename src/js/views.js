@@ -156,7 +156,8 @@ export class Column {
   #node;
   #start;
   #bitmapStart;
-  #cache = {};
+  // One shape for every column, so that the getters' lookups stay monomorphic.
+  #cache = { values: undefined, validity: undefined, offsets: undefined, typeIds: undefined };
   #width;
   #children;
   #nullCount;
@@ -596,11 +597,22 @@ export class ChunkedColumn {
   }
 }
 
-/** Column `index` over all batch layouts of a table; `field` describes it when empty. */
+// The chunked columns of each table, by its layouts array (which Rust builds once).
+const chunked = new WeakMap();
+
+/**
+ * Column `index` over all batch layouts of a table, built once per table and column;
+ * `types` describes it when the table has no batches.
+ */
 export function makeChunkedColumn(layouts, types, index, token, memory) {
-  const field = JSON.parse(types)[index];
-  const chunks = layouts.map((layout) => makeColumn(layout, index, token, memory));
-  return new ChunkedColumn(chunks, field);
+  let columns = chunked.get(layouts);
+  if (columns === undefined) chunked.set(layouts, (columns = []));
+  if (columns[index] === undefined) {
+    const field = JSON.parse(types)[index];
+    const chunks = layouts.map((layout) => makeColumn(layout, index, token, memory));
+    columns[index] = new ChunkedColumn(chunks, field);
+  }
+  return columns[index];
 }
 
 /** Every row of every layout as a plain object `{ [column name]: value }`. */
