@@ -1,7 +1,10 @@
 // Runs the benchmark suites in Node 20 against the built package (node_modules/quiver-arrow)
 // and prints markdown tables. Usage: node bench/node.mjs DATA_DIR OUT.json [suite...]
+// BENCH_ZSTD_C=DIR adds the zstd-c package flavour in DIR (build.sh --zstd-c) to the
+// reader suite's ZSTD rows.
 import { readFileSync, readdirSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import * as quiver from 'quiver-arrow';
 import * as arrow from 'apache-arrow';
 import * as flechette from '@uwdata/flechette';
@@ -16,7 +19,10 @@ for (const f of readdirSync(dataDir).filter((f) => f.endsWith('.arrows'))) {
   files[f.replace(/\.arrows$/, '')] = new Uint8Array(readFileSync(join(dataDir, f)));
 }
 registerCodecs({ arrow, flechette, lz4, fzstd });
-const libs = { quiver, arrow, flechette };
+const quiverZstdC = process.env.BENCH_ZSTD_C
+  ? await import(pathToFileURL(resolve(process.env.BENCH_ZSTD_C, 'node/index.js')).href)
+  : undefined;
+const libs = { quiver, quiverZstdC, arrow, flechette };
 const env = `Node ${process.versions.node}`;
 const report = {};
 for (const [name, suite] of Object.entries(suites)) {

@@ -34,8 +34,34 @@ function sumFloats(values) {
   return s;
 }
 
-/** Each contender returns [batches, checksum]. */
-function contenders({ quiver, arrow, flechette }) {
+/** A Quiver contender: `lib` is the default package or its zstd-c flavour. */
+function quiverContender(lib) {
+  return (segments, read) => {
+    const reader = new lib.StreamReader();
+    let batches = 0;
+    let sum = 0;
+    for (const s of segments) {
+      reader.push(s);
+      for (let b = reader.nextBatch(); b; b = reader.nextBatch()) {
+        batches++;
+        if (read) {
+          const [f64, str] = [b.column(2), b.column(3)];
+          sum += sumFloats(f64.values) + sumOffsets(str.offsets, str.length);
+        }
+        b.free();
+      }
+    }
+    reader.finish();
+    reader.free();
+    return [batches, sum];
+  };
+}
+
+/**
+ * Each contender returns [batches, checksum]. `quiverZstdC`, the zstd-c package flavour
+ * (build.sh --zstd-c), is optional and runs the ZSTD rows only.
+ */
+function contenders({ quiver, quiverZstdC, arrow, flechette }) {
   return {
     // The floor: the same segments copied into a destination allocated once, outside
     // the timing (segments.dst), as a decoder with perfect buffer reuse would.
@@ -48,25 +74,8 @@ function contenders({ quiver, arrow, flechette }) {
       }
       return [0, dst[at - 1]];
     },
-    quiver(segments, read) {
-      const reader = new quiver.StreamReader();
-      let batches = 0;
-      let sum = 0;
-      for (const s of segments) {
-        reader.push(s);
-        for (let b = reader.nextBatch(); b; b = reader.nextBatch()) {
-          batches++;
-          if (read) {
-            const [f64, str] = [b.column(2), b.column(3)];
-            sum += sumFloats(f64.values) + sumOffsets(str.offsets, str.length);
-          }
-          b.free();
-        }
-      }
-      reader.finish();
-      reader.free();
-      return [batches, sum];
-    },
+    quiver: quiverContender(quiver),
+    ...(quiverZstdC && { quiverZstdC: quiverContender(quiverZstdC) }),
     async arrowjs(segments, read) {
       const source = (async function* () {
         for (const s of segments) yield s;
@@ -125,6 +134,7 @@ export async function runReaderBench(libs, files, { rounds = 5, codecs = ['none'
           let expected;
           for (const [name, fn] of Object.entries(run)) {
             if (name === 'memcpy' && (read || codec !== 'none')) continue;
+            if (name === 'quiverZstdC' && codec !== 'zstd') continue;
             const [batches, sum] = (await fn(segments, read)) ?? [];
             if (name !== 'memcpy') {
               const check = `${batches}:${sum.toFixed(3)}`;
@@ -149,9 +159,12 @@ export function readerTables(results, env) {
   for (const codec of ['none', 'lz4', 'zstd']) {
     const rows = results.filter((r) => r.codec === codec && r.name === 'quiver');
     if (rows.length === 0) continue;
+    // The zstd-c flavour, when it ran: its speed and its ratio to flechette with fzstd.
+    const withC = codec === 'zstd' && results.some((r) => r.name === 'quiverZstdC');
     const header = ['rows/batch', 'segments', 'work', 'Quiver µs', 'Arrow JS µs', 'flechette µs'];
     if (codec === 'none') header.push('memcpy µs', 'Quiver/memcpy');
     header.push('Quiver MB/s', 'Arrow JS ÷ Quiver', 'flechette ÷ Quiver');
+    if (withC) header.push('Quiver (C zstd) µs', 'Quiver (C zstd) MB/s', 'flechette ÷ Quiver (C zstd)');
     const body = rows.map((q) => {
       const a = pick(q, 'arrowjs');
       const f = pick(q, 'flechette');
@@ -159,6 +172,10 @@ export function readerTables(results, env) {
       const row = [q.rows, q.mode, q.read ? 'decode+read' : 'decode', fmt(q.usPerBatch, 2), fmt(a.usPerBatch, 2), fmt(f.usPerBatch, 2)];
       if (codec === 'none') row.push(fmt(m.usPerBatch, 2), fmt(q.usPerBatch / m.usPerBatch, 2) + '×');
       row.push(fmt(q.mbPerS, 0), fmt(a.usPerBatch / q.usPerBatch, 2) + '×', fmt(f.usPerBatch / q.usPerBatch, 2) + '×');
+      if (withC) {
+        const c = pick(q, 'quiverZstdC');
+        row.push(fmt(c.usPerBatch, 2), fmt(c.mbPerS, 0), fmt(f.usPerBatch / c.usPerBatch, 2) + '×');
+      }
       return row;
     });
     out.push(`#### Reader, ${env}, ${codec === 'none' ? 'uncompressed' : codec.toUpperCase()}\n\n${table([header, ...body])}`);

@@ -3,13 +3,21 @@
 # (apache-arrow JS, flechette) on the same data in the same run, and writes the tables
 # to bench-results/{node,chromium}.md (the README's figures come from these files).
 #
-# Usage: pkg-scripts/bench.sh [suite,suite...]   (default: every suite)
+# Usage: pkg-scripts/bench.sh [--zstd-c] [suite,suite...]   (default: every suite)
+#   --zstd-c  also builds the zstd-c flavour (build.sh --zstd-c) and adds it to the reader
+#             suite's ZSTD rows, as "Quiver (C zstd)".
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
 
 "$root/pkg-scripts/setup.sh"
 "$root/pkg-scripts/build.sh"
+if [ "${1:-}" = --zstd-c ]; then
+  shift
+  "$root/pkg-scripts/build.sh" --zstd-c
+  # Read by bench/node.mjs and bench/browser.mjs.
+  export BENCH_ZSTD_C=target/pkg-zstd-c
+fi
 
 data=target/bench-data
 .venv/bin/python bench/data.py "$data"

@@ -3,9 +3,14 @@
 # build, each optimised with wasm-opt, under one package.json whose `exports` map picks
 # the right one. Prints the raw, gzip and brotli size of each .wasm.
 #
-# Usage: pkg-scripts/build.sh [--decode-only] [--out DIR]
+# Usage: pkg-scripts/build.sh [--decode-only] [--zstd-c] [--out DIR]
 #   --decode-only  cargo --no-default-features: the reader without the writer and Flight.
 #                  Written to target/pkg-decode-only/ unless --out is given.
+#   --zstd-c       ZSTD through C zstd (feature zstd-c, compiled by clang): several times
+#                  faster than ruzstd but ~60 KB brotli larger, over the 300 KB budget, so
+#                  a second flavour (docs/size.md). Written to target/pkg-zstd-c/ unless
+#                  --out is given; cargo builds it in target/zstd-c/ so that the shared
+#                  target/ keeps the default build.
 #   --out DIR      where to write the package (default pkg/).
 #
 # The default build also links pkg/ as node_modules/quiver-arrow, so the JS tests, the
@@ -19,17 +24,27 @@ log() { printf '[build] %s\n' "$*"; }
 
 flavour=full
 cargo_flags=()
+zstd_c=false
 out=
 while [ $# -gt 0 ]; do
   case "$1" in
-    --decode-only) flavour=decode-only; cargo_flags=(--no-default-features) ;;
+    --decode-only) flavour=decode-only; cargo_flags+=(--no-default-features) ;;
+    --zstd-c) zstd_c=true ;;
     --out) out=$2; shift ;;
-    *) echo "usage: $0 [--decode-only] [--out DIR]" >&2; exit 2 ;;
+    *) echo "usage: $0 [--decode-only] [--zstd-c] [--out DIR]" >&2; exit 2 ;;
   esac
   shift
 done
+target_dir=${CARGO_TARGET_DIR:-target}
+if [ "$zstd_c" = true ]; then
+  if [ "$flavour" = full ]; then flavour=zstd-c; else flavour=$flavour-zstd-c; fi
+  cargo_flags+=(--features zstd-c)
+  target_dir=target/zstd-c
+  # zstd-sys compiles libzstd with $CC_wasm32_unknown_unknown; gcc has no wasm32 backend.
+  export CC_wasm32_unknown_unknown=${CC_wasm32_unknown_unknown:-clang}
+fi
 if [ -z "$out" ]; then
-  if [ "$flavour" = full ]; then out=pkg; else out=target/pkg-decode-only; fi
+  if [ "$flavour" = full ]; then out=pkg; else out=target/pkg-$flavour; fi
 fi
 
 wasm_opt=node_modules/.bin/wasm-opt
@@ -39,8 +54,9 @@ if [ ! -x "$wasm_opt" ]; then
 fi
 
 log "cargo build ($flavour)"
-cargo build --release --target wasm32-unknown-unknown -p quiver "${cargo_flags[@]}"
-wasm="${CARGO_TARGET_DIR:-target}/wasm32-unknown-unknown/release/quiver.wasm"
+cargo build --release --target wasm32-unknown-unknown -p quiver "${cargo_flags[@]}" \
+  --target-dir "$target_dir"
+wasm="$target_dir/wasm32-unknown-unknown/release/quiver.wasm"
 
 # Everything the package is made from. If none of it changed since the last build of
 # $out, the wasm-bindgen and wasm-opt steps (the slow part) are skipped.

@@ -34,10 +34,13 @@ if [ "$(cargo fuzz --version 2>/dev/null | awk '{print $2}')" != "$CARGO_FUZZ_VE
   cargo install cargo-fuzz --version "$CARGO_FUZZ_VERSION" --locked --force
 fi
 
-if ! command -v chromium >/dev/null || ! command -v chromedriver >/dev/null; then
-  log "installing Debian chromium and chromium-driver"
+# clang compiles C zstd for wasm32 (feature zstd-c, build.sh --zstd-c); rustc links with
+# its own rust-lld, so no lld is needed.
+if ! command -v chromium >/dev/null || ! command -v chromedriver >/dev/null \
+  || ! command -v clang >/dev/null; then
+  log "installing Debian chromium, chromium-driver and clang"
   apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium chromium-driver >/dev/null
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium chromium-driver clang >/dev/null
 fi
 
 # npm dependencies: binaryen's wasm-opt (Debian's 108 breaks wasm-bindgen 0.2.130 output),

@@ -62,9 +62,21 @@ step "wasm-pack test --node" wasm-pack test --node
 step "wasm-pack test --chrome" \
   env WASM_BINDGEN_USE_BROWSER=1 CHROMEDRIVER="$(command -v chromedriver)" \
   wasm-pack test --headless --chrome
+# The zstd-c build (C zstd instead of ruzstd) runs the same ZSTD tests: natively (gcc
+# builds libzstd) and as wasm in Node (clang builds it). Its own target dir keeps the
+# default build's artifacts in target/ from being rebuilt on every switch.
+step "cargo test (zstd-c)" \
+  env CARGO_TARGET_DIR=target/zstd-c cargo test -p quiver --features zstd-c
+step "clippy (wasm32, zstd-c)" \
+  env CARGO_TARGET_DIR=target/zstd-c CC_wasm32_unknown_unknown=clang \
+  cargo clippy -p quiver --target wasm32-unknown-unknown --features zstd-c -- -D warnings
+step "wasm-pack test --node (zstd-c)" \
+  env CARGO_TARGET_DIR=target/zstd-c CC_wasm32_unknown_unknown=clang \
+  wasm-pack test --node -- --features zstd-c
 # A short pass of every fuzz target; pkg-scripts/fuzz.sh with no argument runs 10 minutes each.
 step "fuzz smoke" pkg-scripts/fuzz.sh 20
 step "build npm package" pkg-scripts/build.sh
+step "build npm package (zstd-c flavour)" pkg-scripts/build.sh --zstd-c
 step "JS tests (node --test)" node --test tests/js/
 # The packed tarball installed as a user would: a Vite app in chromium, a Node script, tsc.
 step "consumer apps (npm pack: Vite, Node, tsc)" tests/consumer/run.sh
