@@ -23,6 +23,10 @@ async function requireCommonJS(url, cache = {}) {
 async function main() {
   await init();
   const params = new URLSearchParams(location.search);
+  // The zstd-c package flavour, when browser.mjs was given one (BENCH_ZSTD_C).
+  const zstdC = params.get('zstdC');
+  const quiverZstdC = zstdC ? await import(`/${zstdC}/web/index.js`) : undefined;
+  await quiverZstdC?.default();
   const lz4 = await requireCommonJS(new URL('/node_modules/lz4js/lz4.js', location.href).href);
   registerCodecs({ arrow, flechette, lz4, fzstd });
   const names = await (await fetch(`/${params.get('data')}/index.json`)).json();
@@ -31,15 +35,11 @@ async function main() {
     files[name] = new Uint8Array(await (await fetch(`/${params.get('data')}/${name}.arrows`)).arrayBuffer());
   }
   const env = `Chromium ${navigator.userAgent.match(/Chrome\/([\d.]+)/)?.[1] ?? '?'}`;
-  // The gateway browser.mjs started for the flight suite, and its CPU time so far.
-  const flight = params.get('gateway')
-    ? { url: params.get('gateway'), mib: Number(params.get('flightMiB') ?? 1024), cpuSeconds: () => window.__gatewayCpuSeconds() }
-    : undefined;
   const report = {};
   const tables = [];
   for (const name of params.get('suites').split(',')) {
     const suite = suites[name];
-    report[name] = await suite.run({ quiver, arrow, flechette }, files, { log: (m) => console.log(`[${name}] ${m}`), flight });
+    report[name] = await suite.run({ quiver, quiverZstdC, arrow, flechette }, files, { log: (m) => console.log(`[${name}] ${m}`) });
     tables.push(suite.tables(report[name], env));
   }
   window.__bench = { env, report, tables };
