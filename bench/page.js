@@ -35,11 +35,15 @@ async function main() {
     files[name] = new Uint8Array(await (await fetch(`/${params.get('data')}/${name}.arrows`)).arrayBuffer());
   }
   const env = `Chromium ${navigator.userAgent.match(/Chrome\/([\d.]+)/)?.[1] ?? '?'}`;
+  // The gateway browser.mjs started for the flight suite, and its CPU time so far.
+  const flight = params.get('gateway')
+    ? { url: params.get('gateway'), mib: Number(params.get('flightMiB') ?? 1024), cpuSeconds: () => window.__gatewayCpuSeconds() }
+    : undefined;
   const report = {};
   const tables = [];
   for (const name of params.get('suites').split(',')) {
     const suite = suites[name];
-    report[name] = await suite.run({ quiver, quiverZstdC, arrow, flechette }, files, { log: (m) => console.log(`[${name}] ${m}`) });
+    report[name] = await suite.run({ quiver, quiverZstdC, arrow, flechette }, files, { log: (m) => console.log(`[${name}] ${m}`), flight });
     tables.push(suite.tables(report[name], env));
   }
   window.__bench = { env, report, tables };
