@@ -3,14 +3,16 @@
 # and quiver-gateway with its in-process demo Flight service, serving the page at
 # http://127.0.0.1:$PORT/www/. Ctrl-C stops the gateway.
 #
-# Usage: [PORT=8080] pkg-scripts/demo.sh [--prepare]
-#   --prepare  build everything, then exit without starting the gateway (tests use it).
-#   PORT=0     any free port; the address is printed when the gateway listens.
+# Usage: [PORT=8080] [DEMO_PROFILE=release] pkg-scripts/demo.sh
+#   PORT=0 picks a free port; the gateway prints its address when it listens.
+#   DEMO_PROFILE=debug runs the debug gateway that `cargo test` builds anyway (the tests
+#   use it: the release link takes minutes on two cores, and they measure nothing).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
 export PATH="$HOME/.cargo/bin:$PATH"
 port=${PORT:-8080}
+profile=${DEMO_PROFILE:-release}
 
 log() { printf '[demo] %s\n' "$*"; }
 
@@ -26,15 +28,27 @@ for file in node_modules/uplot/dist/uPlot.iife.min.js node_modules/uplot/dist/uP
   cp -u "$file" www/vendor/
 done
 
-log "cargo build --release -p quiver-gateway"
-cargo build --release -p quiver-gateway
-gateway="${CARGO_TARGET_DIR:-target}/release/quiver-gateway"
-[ "${1:-}" = --prepare ] && exit 0
+case "$profile" in
+  release) cargo_flags=(--release) ;;
+  debug) cargo_flags=() ;;
+  *) echo "DEMO_PROFILE must be release or debug, found $profile" >&2; exit 2 ;;
+esac
+log "cargo build ${cargo_flags[*]} -p quiver-gateway"
+cargo build "${cargo_flags[@]}" -p quiver-gateway
+gateway="${CARGO_TARGET_DIR:-target}/$profile/quiver-gateway"
 
 "$gateway" --demo --static "$root" --listen "127.0.0.1:$port" &
 child=$!
-# Stop the gateway with the script, however the script ends.
-trap 'kill "$child" 2>/dev/null; wait "$child" 2>/dev/null; exit 0' INT TERM
-trap 'kill "$child" 2>/dev/null' EXIT
+# A background job of a script ignores Ctrl-C, so the script stops it. `|| true`: under
+# set -e a failing command in a trap would change the exit status.
+stop() {
+  kill "$child" 2>/dev/null || true
+  wait "$child" 2>/dev/null || true
+  exit 0
+}
+trap stop INT TERM HUP
 [ "$port" = 0 ] || log "open http://127.0.0.1:$port/www/ (Ctrl-C stops)"
-wait "$child"
+# The gateway's own failure (a port in use) is the script's.
+status=0
+wait "$child" || status=$?
+exit "$status"

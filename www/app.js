@@ -96,7 +96,7 @@ async function start() {
       };
       run.samples.push(sample);
       throughput.add(t, sample.mbs, sample.bps);
-      allocation.add(t, allocated / MiB, memory.liveBytes / MiB, memory.wasmMemoryBytes / MiB);
+      allocation.add(t, memory.wasmMemoryBytes / MiB, memory.liveBytes / MiB, allocated / MiB);
     }
   } catch (error) {
     failed = error;

@@ -15,11 +15,12 @@ import { serve } from '../browser/server.mjs';
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
 const results = join(root, 'test-results');
-// The release build demo.sh makes; QUIVER_GATEWAY names another binary.
+// The debug gateway, which `cargo test` builds too (DEMO_PROFILE in demo.sh);
+// QUIVER_GATEWAY names another binary.
 const gatewayBin = process.env.QUIVER_GATEWAY
-  ?? join(process.env.CARGO_TARGET_DIR ?? join(root, 'target'), 'release/quiver-gateway');
+  ?? join(process.env.CARGO_TARGET_DIR ?? join(root, 'target'), 'debug/quiver-gateway');
 const LABELS = ['alpha', 'beta', 'gamma', 'delta'];
-// demo.sh may have to build the release gateway first.
+// demo.sh may have to build the package and the gateway first.
 const START_MS = 900_000;
 
 /** Runs `command`, resolving with the gateway's port once it listens. */
@@ -62,7 +63,7 @@ const untilState = (page, states, timeout = 120_000) =>
   page.waitForFunction((s) => s.includes(window.quiverDemo.state), states, { timeout });
 
 test('the demo streams, graphs live, compares, and previews the first rows', { timeout: START_MS + 180_000 }, async () => {
-  const demo = launch('pkg-scripts/demo.sh', [], { PORT: '0' });
+  const demo = launch('pkg-scripts/demo.sh', [], { PORT: '0', DEMO_PROFILE: 'debug' });
   const { browser, page, log } = await browserPage();
   try {
     const port = await demo.port;
@@ -79,6 +80,8 @@ test('the demo streams, graphs live, compares, and previews the first rows', { t
         ...run, error,
         points: [charts.throughput.points, charts.allocation.points],
         plotted: [charts.throughput.data.slice(1).map((s) => s.length), charts.allocation.data.slice(1).map((s) => s.length)],
+        mbsPlotted: charts.throughput.data[1],
+        allocatedPlotted: charts.allocation.data[3],
         shown: Object.fromEntries([...document.querySelectorAll('#stats dd')].map((d) => [d.dataset.stat, d.textContent])),
         table: [...document.querySelectorAll('#preview tbody tr')].map((tr) => [...tr.cells].map((c) => c.textContent)),
         errorHidden: document.getElementById('error').hidden,
@@ -93,6 +96,8 @@ test('the demo streams, graphs live, compares, and previews the first rows', { t
     assert.equal(stats.rows, 32 * 65536);
     assert.deepEqual(run.points, [32, 32]);
     assert.deepEqual(run.plotted, [[32, 32], [32, 32, 32]]);
+    assert.deepEqual(run.mbsPlotted, samples.map((s) => s.mbs));
+    assert.deepEqual(run.allocatedPlotted, samples.map((s) => s.allocated / 2 ** 20));
 
     // Throughput and allocation are positive and add up to the stream's stats.
     for (const s of samples) {
