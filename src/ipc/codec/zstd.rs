@@ -31,8 +31,11 @@ pub struct Ruzstd {
     decoder: ruzstd::decoding::FrameDecoder,
     /// Boxed: the compressor holds its tables inline (about 50 KB), which every move of a
     /// reader or writer would otherwise copy.
-    encoder: Option<Box<FrameCompressor<Cursor<Buffer>, Vec<u8>, MatchGeneratorDriver>>>,
+    encoder: Option<Box<Compressor>>,
 }
+
+/// ruzstd's compressor owns its source: a cursor over a shared `Buffer`.
+type Compressor = FrameCompressor<Cursor<Buffer>, Vec<u8>, MatchGeneratorDriver>;
 
 impl ZstdBackend for Ruzstd {
     fn decompress(&mut self, input: &[u8], output: &mut [u8]) -> Result<usize, String> {
