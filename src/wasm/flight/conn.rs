@@ -37,6 +37,8 @@ pub(super) struct Params {
 pub(super) struct Limits {
     pub max_segment: usize,
     pub credit_window: u64,
+    /// Streams open at once on one connection; more get RESOURCE_EXHAUSTED.
+    pub max_streams: u32,
 }
 
 pub(super) enum Stream {
@@ -65,6 +67,7 @@ impl Conn {
             limits: Limits {
                 max_segment: DEFAULT_MAX_SEGMENT_BYTES,
                 credit_window: 0,
+                max_streams: 1,
             },
             hello: Some(hello),
             next_id: 1,
@@ -237,6 +240,7 @@ fn on_message(conn: &ConnRef, message: ServerMessage) {
         M::Hello {
             max_segment_bytes,
             credit_window,
+            max_streams,
             ..
         } => {
             let hello = {
@@ -244,6 +248,7 @@ fn on_message(conn: &ConnRef, message: ServerMessage) {
                 c.limits = Limits {
                     max_segment: usize::try_from(max_segment_bytes).unwrap_or(usize::MAX),
                     credit_window,
+                    max_streams,
                 };
                 c.hello.take()
             };

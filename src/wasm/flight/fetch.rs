@@ -37,18 +37,22 @@ pub(super) async fn fetch_all(
     options: Fetch,
 ) -> Result<JsValue, JsValue> {
     let n = endpoints.len();
+    let (params, max_streams) = {
+        let c = conn.borrow();
+        (c.params.clone(), c.limits.max_streams as usize)
+    };
+    let sockets = usize::try_from(options.connections).unwrap_or(1);
+    // By default every endpoint at once, as far as the gateway's stream limit allows.
     let workers = match options.ordered {
         true => 1,
         false => options
             .concurrency
             .map_or(n, |c| usize::try_from(c).unwrap_or(n))
+            .min(max_streams.saturating_mul(sockets))
             .clamp(1, n.max(1)),
     };
     let mut conns = vec![conn.clone()];
-    let params = conn.borrow().params.clone();
-    let wanted = usize::try_from(options.connections)
-        .unwrap_or(1)
-        .min(workers);
+    let wanted = sockets.min(workers);
     while conns.len() < wanted {
         conns.push(Conn::connect(params.clone()).await.map_err(|f| f.to_js())?);
     }

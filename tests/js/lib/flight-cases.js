@@ -94,6 +94,31 @@ export function flightCases({ test, assert, quiver, env, WebSocket, ForeignWebSo
     }
   });
 
+  test('flight: credit is granted as batches are consumed, so a slow reader holds the server', async () => {
+    const client = await connect();
+    try {
+      const window = 2 << 20;
+      // 50 batches of about 450 KB: 22 MB, far more than the window.
+      const stream = client.doGet('data:0:20000:50', { creditWindow: window });
+      assert.equal(stream.creditWindow, window);
+      (await stream.next()).free();
+      await new Promise((r) => setTimeout(r, 500));
+      // Grants go back in steps of at least 1 MiB (the segment size): one consumed batch
+      // earns none yet, so the gateway has sent no more than the window.
+      const held = stream.stats.bytesReceived;
+      assert.ok(held <= window, `received ${held} bytes with a window of ${window}`);
+      let batches = 1;
+      for await (const batch of stream) {
+        batches++;
+        batch.free();
+      }
+      assert.equal(batches, 50);
+      assert.ok(stream.stats.bytesReceived > 20_000_000);
+    } finally {
+      client.close();
+    }
+  });
+
   test('flight: fetchAll reads endpoints on two servers, parallel and ordered', async () => {
     const client = await connect();
     try {
