@@ -83,3 +83,69 @@ export async function flight(url: string, table: Table): Promise<number> {
   return rows + flights.length + schema.fields.length + stats.bytesCopied + all.numRows
     + results.length + more.length + bodies.length + actions.length;
 }
+
+// The writer, columns, apache-arrow interop and the web build's initSync.
+import * as arrow from 'apache-arrow';
+import {
+  initSync,
+  messageSize,
+  StreamWriter,
+  tableToIPC,
+  toArrowJS,
+  type BatchLayout,
+  type Chunks,
+  type ChunkedColumn,
+  type Column,
+  type MessageSizes,
+  type TypeDescriptor,
+  type WriterOptions,
+  type WriterStats,
+} from 'quiver-arrow';
+
+export function write(table: Table, module: WebAssembly.Module): Uint8Array[] {
+  initSync({ module });
+  const options: WriterOptions = { compression: 'zstd', zstdLevel: 3, maxChunkBytes: 1 << 16, chunkSizing: 'exact' };
+  const whole: Uint8Array = tableToIPC(table, options);
+  using writer = StreamWriter.forTable(table, { compression: 'lz4' });
+  const out: Uint8Array[] = [whole];
+  for (const batch of table.batches) {
+    const sizes: MessageSizes = writer.messageSizes(batch);
+    const planned: number = messageSize(batch, options) + (sizes.schema ?? 0) + sizes.recordBatch;
+    using chunks: Chunks = writer.write(batch);
+    const offsets: Uint32Array = chunks.offsets();
+    const lengths: Uint32Array = chunks.lengths();
+    out.push(chunks.toUint8Array(), ...chunks.toArray(), chunks.chunk(0));
+    console.log(planned, offsets.length + lengths.length, chunks.count, chunks.byteLength);
+    batch.free();
+  }
+  using end = writer.finish();
+  out.push(end.toUint8Array());
+  const stats: WriterStats = writer.stats;
+  console.log(stats.messages, stats.batches, stats.bytesWritten, stats.extraBytesCopied);
+  return out;
+}
+
+export function columns(table: Table): number {
+  let total = 0;
+  for (const batch of table.batches) {
+    const layout: BatchLayout = batch.layout();
+    const price: Column = batch.column('price');
+    const type: TypeDescriptor = price.type;
+    const all: Column[] = batch.columns();
+    for (let i = 0; i < price.length; i++) if (price.isValid(i)) total += Number(price.get(i));
+    const children: Column[] = price.children;
+    const dictionary: Column | undefined = price.dictionary;
+    console.log(layout, type, all.length, children.length, dictionary?.length, price.values, price.validity,
+      price.offsets, price.typeIds, price.dataBuffers, price.nullCount, price.field.name, price.name);
+    const rows: Record<string, unknown>[] = batch.toArray();
+    total += rows.length + [...price].length + price.toArray().length;
+    const js: arrow.RecordBatch = batch.toArrowJS(arrow, { zeroCopy: true });
+    total += js.numRows;
+    batch.free();
+  }
+  const chunked: ChunkedColumn = table.getChild(0);
+  total += chunked.chunks.length + chunked.toArray().length + (chunked.isValid(0) ? 1 : 0);
+  const copied: arrow.Table = table.toArrowJS(arrow, undefined);
+  const viaFunction = toArrowJS(table, arrow, { zeroCopy: false });
+  return total + copied.numRows + viaFunction.numRows + table.toArray().length + table.numColumns;
+}
