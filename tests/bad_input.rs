@@ -283,3 +283,64 @@ fn body_larger_than_the_limit_is_refused_before_allocating() {
         "{error}"
     );
 }
+
+/// A dictionary batch message: `id`, `is_delta`, and empty utf8 values (8 body bytes: one
+/// zero offset).
+fn empty_dictionary_batch(id: i64, is_delta: bool) -> Vec<u8> {
+    message(
+        |fbb| {
+            let nodes = fbb.create_vector(&[arrow_ipc::FieldNode::new(0, 0)]);
+            let buffers = fbb.create_vector(&[
+                arrow_ipc::Buffer::new(0, 0),
+                arrow_ipc::Buffer::new(0, 8),
+                arrow_ipc::Buffer::new(8, 0),
+            ]);
+            let data = arrow_ipc::RecordBatch::create(
+                fbb,
+                &arrow_ipc::RecordBatchArgs {
+                    length: 0,
+                    nodes: Some(nodes),
+                    buffers: Some(buffers),
+                    ..Default::default()
+                },
+            );
+            let dict = arrow_ipc::DictionaryBatch::create(
+                fbb,
+                &arrow_ipc::DictionaryBatchArgs {
+                    id,
+                    data: Some(data),
+                    isDelta: is_delta,
+                },
+            );
+            (
+                arrow_ipc::MessageHeader::DictionaryBatch,
+                dict.as_union_value(),
+            )
+        },
+        8,
+    )
+}
+
+#[test]
+fn dictionary_batches_for_unknown_ids_and_early_deltas_are_refused() {
+    assert_eq!(
+        error_of(&with_schema(empty_dictionary_batch(7, false))),
+        "invalid IPC stream: dictionary id 7 not found in schema"
+    );
+
+    // The schema of a stream with one dictionary column (id 0), then a delta for it.
+    let keys = arrow_array::Int32Array::from(vec![0]);
+    let values: ArrayRef = Arc::new(StringArray::from(vec!["a"]));
+    let dictionary: ArrayRef =
+        Arc::new(arrow_array::DictionaryArray::try_new(keys, values).unwrap());
+    let batch = RecordBatch::try_from_iter([("d", dictionary)]).unwrap();
+    let mut writer = StreamWriter::try_new(Vec::new(), &batch.schema()).unwrap();
+    writer.write(&batch).unwrap();
+    let valid = writer.into_inner().unwrap();
+    let mut bytes = valid[..schema_message_len(&valid)].to_vec();
+    bytes.extend(empty_dictionary_batch(0, true));
+    assert_eq!(
+        error_of(&bytes),
+        "invalid IPC stream: delta dictionary batch for id 0, which has no dictionary yet"
+    );
+}
