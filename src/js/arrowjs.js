@@ -46,14 +46,17 @@ function checkArrow(arrow) {
   }
 }
 
-/** The Arrow JS schema for the field descriptors of `types` (JSON). */
-function arrowSchema(arrow, types) {
+const asMap = (metadata) => new Map(Object.entries(metadata ?? {}));
+
+/** The Arrow JS schema for the field descriptors of `types` (JSON), with its metadata. */
+function arrowSchema(arrow, types, metadata) {
   const ids = { next: 0 };
-  return new arrow.Schema(JSON.parse(types).map((f) => arrowField(arrow, f, f.name, ids)));
+  const fields = JSON.parse(types).map((f) => arrowField(arrow, f, f.name, ids));
+  return new arrow.Schema(fields, asMap(metadata));
 }
 
 function arrowField(arrow, field, path, ids) {
-  return new arrow.Field(field.name, arrowType(arrow, field, path, ids), field.nullable);
+  return new arrow.Field(field.name, arrowType(arrow, field, path, ids), field.nullable, asMap(field.metadata));
 }
 
 function arrowType(arrow, field, path, ids) {
@@ -216,11 +219,11 @@ function keep(target, keeper) {
  * An Arrow JS RecordBatch over the batch that `layout` describes. `keeper` is a clone of
  * the Quiver batch: held by the result when it views memory, freed at once otherwise.
  */
-export function arrowRecordBatch(layout, arrow, options, memory, keeper) {
+export function arrowRecordBatch(layout, schema, arrow, options, memory, keeper) {
   checkArrow(arrow);
   const zero = zeroCopy(options, memory);
   const ctx = context(arrow, memory, zero);
-  const batch = arrowBatch(ctx, arrowSchema(arrow, layout.types), layout);
+  const batch = arrowBatch(ctx, arrowSchema(arrow, layout.types, schema.metadata), layout);
   if (zero) {
     keep(batch, keeper);
     batch.data.children.forEach((d) => keep(d, keeper));
@@ -231,11 +234,11 @@ export function arrowRecordBatch(layout, arrow, options, memory, keeper) {
 }
 
 /** An Arrow JS Table over the batches that `layouts` describe (see arrowRecordBatch). */
-export function arrowTable(types, layouts, arrow, options, memory, keeper) {
+export function arrowTable(types, layouts, quiverSchema, arrow, options, memory, keeper) {
   checkArrow(arrow);
   const zero = zeroCopy(options, memory);
   const ctx = context(arrow, memory, zero);
-  const schema = arrowSchema(arrow, types);
+  const schema = arrowSchema(arrow, types, quiverSchema.metadata);
   const batches = layouts.map((layout) => arrowBatch(ctx, schema, layout));
   // From the batches' schema, as Arrow JS's own reader does: RecordBatch rewrites its
   // schema (Schema.assign merges duplicate field names), which then differs from ours.

@@ -40,21 +40,24 @@ extern "C" {
 
 #[wasm_bindgen(module = "/src/js/arrowjs.js")]
 extern "C" {
-    /// An apache-arrow JS RecordBatch over a batch layout; `keeper` shares its buffers.
+    /// An apache-arrow JS RecordBatch over a batch layout, with the metadata of `schema`
+    /// (a `Schema` object); `keeper` shares the batch's buffers.
     #[wasm_bindgen(js_name = arrowRecordBatch, catch)]
     fn arrow_record_batch(
         layout: &JsValue,
+        schema: &JsValue,
         arrow: &JsValue,
         options: &JsValue,
         memory: &JsValue,
         keeper: JsValue,
     ) -> Result<JsValue, JsValue>;
 
-    /// An apache-arrow JS Table over batch layouts; `keeper` shares their buffers.
+    /// An apache-arrow JS Table over batch layouts (see `arrow_record_batch`).
     #[wasm_bindgen(js_name = arrowTable, catch)]
     fn arrow_table(
         types: &str,
         layouts: &Array,
+        schema: &JsValue,
         arrow: &JsValue,
         options: &JsValue,
         memory: &JsValue,
@@ -229,7 +232,9 @@ impl RecordBatch {
     ) -> Result<JsValue, JsValue> {
         let keeper = RecordBatch::new(self.inner.clone());
         let memory = wasm_bindgen::memory();
-        arrow_record_batch(&self.layout(), &arrow, &options, &memory, keeper.into())
+        let schema = schema_to_js(self.inner.schema_ref());
+        let layout = self.layout();
+        arrow_record_batch(&layout, &schema, &arrow, &options, &memory, keeper.into())
     }
 }
 
@@ -366,7 +371,16 @@ impl Table {
         let types = schema_types(&self.schema);
         let layouts = self.layouts();
         let memory = wasm_bindgen::memory();
-        arrow_table(&types, &layouts, &arrow, &options, &memory, keeper.into())
+        let schema = schema_to_js(&self.schema);
+        arrow_table(
+            &types,
+            &layouts,
+            &schema,
+            &arrow,
+            &options,
+            &memory,
+            keeper.into(),
+        )
     }
 }
 

@@ -17,6 +17,7 @@ export interface FieldDescriptor {
   nullable: boolean;
   type: TypeDescriptor;
   children: FieldDescriptor[];
+  metadata: Record<string, string>;
 }
 /** Every buffer of a batch in one object (see src/wasm/layout.rs for `nodes`). */
 export interface BatchLayout {

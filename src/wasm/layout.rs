@@ -10,6 +10,7 @@
 use arrow_array::RecordBatch;
 use arrow_data::ArrayData;
 use std::cell::RefCell;
+use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use arrow_schema::{DataType, Field, IntervalUnit, Schema, SchemaRef, TimeUnit, UnionMode};
@@ -86,7 +87,7 @@ fn encode_nodes(data: &ArrayData, out: &mut Vec<u32>) {
     }
 }
 
-/// The field as `{ name, nullable, type, children }`, with `type` in the vocabulary of
+/// The field as `{ name, nullable, type, children, metadata }`, with `type` in the vocabulary of
 /// apache-arrow JS (`Int`, `Utf8`, `Timestamp`, ...), so views.js needs no type parser.
 fn field_descriptor(field: &Field) -> Value {
     let (kind, children) = type_descriptor(field.data_type());
@@ -95,6 +96,11 @@ fn field_descriptor(field: &Field) -> Value {
         "nullable": field.is_nullable(),
         "type": kind,
         "children": children.iter().map(field_descriptor).collect::<Vec<_>>(),
+        "metadata": field
+            .metadata()
+            .iter()
+            .map(|(k, v)| (k.as_str(), v.as_str()))
+            .collect::<BTreeMap<_, _>>(),
     })
 }
 

@@ -122,18 +122,23 @@ export function columnTests({ test, assert, quiver, arrow, expected, read }) {
           assert.deepEqual(table.getChild(k).toArray(), want, `${name} column ${field.name}: toArray()`);
           for (const [how, converted] of [['copied', copied], ['viewed', viewed]]) {
             assert.equal(String(converted.schema.fields[k].type), String(theirs.schema.fields[k].type));
+            assert.deepEqual(sorted(converted.schema.fields[k].metadata), sorted(theirs.schema.fields[k].metadata));
             const got = [...converted.getChildAt(k)].map((v) => normalize(arrow, v, field));
             assert.deepEqual(got, want, `${name} column ${field.name}: toArrowJS (${how})`);
             assert.equal(converted.getChildAt(k).nullCount, theirs.getChildAt(k).nullCount);
           }
         });
         assert.equal(copied.numRows, theirs.numRows);
+        assert.deepEqual(sorted(viewed.schema.metadata), sorted(theirs.schema.metadata), `${name}: schema metadata`);
       } finally {
         table.free();
       }
     });
   }
 }
+
+/** A metadata Map's entries by key (a map: its order carries no meaning). */
+const sorted = (metadata) => [...metadata].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
 
 function checkColumn(assert, column, want, where) {
   const at = `${where} column ${want.name}`;
