@@ -187,3 +187,17 @@ fn invalid_options_are_refused() {
         "maxMessageBytes must be a positive whole number of bytes, found -5"
     );
 }
+
+#[wasm_bindgen_test]
+fn misspelled_options_are_refused() {
+    let options = js_sys::JSON::parse(r#"{"maxMesageBytes": 1024}"#).unwrap();
+    let error = message(
+        StreamReader::new(Some(options.unchecked_into()))
+            .err()
+            .unwrap(),
+    );
+    assert_eq!(
+        error,
+        "unknown ReaderOptions field 'maxMesageBytes'; the fields are maxMessageBytes, maxDecompressedBytes"
+    );
+}

@@ -24,8 +24,10 @@ extern "C" {
     pub type ReaderOptionsJs;
 }
 
+const READER_FIELDS: [&str; 2] = ["maxMessageBytes", "maxDecompressedBytes"];
+
 #[derive(Deserialize, Default)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[serde(rename_all = "camelCase")]
 struct ReaderOptions {
     max_message_bytes: Option<f64>,
     max_decompressed_bytes: Option<f64>,
@@ -35,6 +37,7 @@ struct ReaderOptions {
 pub(crate) fn read_limits(options: Option<ReaderOptionsJs>) -> WasmResult<ReadLimits> {
     let options: ReaderOptions = match options {
         Some(value) if !value.is_undefined() && !value.is_null() => {
+            check_fields(&value, "ReaderOptions", &READER_FIELDS)?;
             serde_wasm_bindgen::from_value(value.into())
                 .map_err(|e| usage(format!("invalid ReaderOptions: {e}")))?
         }
@@ -53,6 +56,27 @@ pub(crate) fn read_limits(options: Option<ReaderOptionsJs>) -> WasmResult<ReadLi
             defaults.max_decompressed_bytes,
         )?,
     })
+}
+
+/// Refuses keys an option type does not have. serde-wasm-bindgen reads only the fields a
+/// struct names, so `deny_unknown_fields` never fires and a misspelled option would be
+/// dropped without a word.
+pub(crate) fn check_fields(value: &JsValue, type_name: &str, fields: &[&str]) -> WasmResult<()> {
+    let Some(object) = value.dyn_ref::<js_sys::Object>() else {
+        return Ok(());
+    };
+    for key in js_sys::Object::keys(object)
+        .iter()
+        .filter_map(|k| k.as_string())
+    {
+        if !fields.contains(&key.as_str()) {
+            return Err(usage(format!(
+                "unknown {type_name} field '{key}'; the fields are {}",
+                fields.join(", ")
+            )));
+        }
+    }
+    Ok(())
 }
 
 /// A byte-count option: a positive whole number, or the default when absent.

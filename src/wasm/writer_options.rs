@@ -1,12 +1,11 @@
 //! `WriterOptions`: the TypeScript interface users see, read into the core's
 //! `WriteOptions`.
 
-use js_sys::Object;
 use serde::Deserialize;
 use wasm_bindgen::prelude::*;
 
 use super::error::{usage, WasmResult};
-use super::options::byte_count;
+use super::options::{byte_count, check_fields};
 use crate::ipc::codec::Compression;
 use crate::ipc::writer::{ChunkSizing, WriteOptions, DEFAULT_MAX_CHUNK_BYTES};
 
@@ -39,8 +38,7 @@ extern "C" {
     pub type WriterOptionsJs;
 }
 
-/// serde-wasm-bindgen reads only the fields a struct names, so `deny_unknown_fields` never
-/// fires; a misspelled option is caught by comparing the object's keys with these.
+/// The option names, checked by `check_fields` (a misspelled option is an error).
 const FIELDS: [&str; 4] = ["compression", "zstdLevel", "maxChunkBytes", "chunkSizing"];
 
 #[derive(Deserialize, Default)]
@@ -72,16 +70,7 @@ fn number(name: &str, value: Option<Number>) -> WasmResult<Option<f64>> {
 pub(crate) fn write_options(options: Option<WriterOptionsJs>) -> WasmResult<WriteOptions> {
     let options: WriterOptions = match options {
         Some(value) if !value.is_undefined() && !value.is_null() => {
-            if let Some(object) = value.dyn_ref::<Object>() {
-                for key in Object::keys(object).iter().filter_map(|k| k.as_string()) {
-                    if !FIELDS.contains(&key.as_str()) {
-                        return Err(usage(format!(
-                            "unknown WriterOptions field '{key}'; the fields are {}",
-                            FIELDS.join(", ")
-                        )));
-                    }
-                }
-            }
+            check_fields(&value, "WriterOptions", &FIELDS)?;
             serde_wasm_bindgen::from_value(value.into())
                 .map_err(|e| usage(format!("invalid WriterOptions: {e}")))?
         }
