@@ -3,6 +3,8 @@
 //! - [`ipc`] is the pure-Rust core: an incremental [IPC stream] decoder that copies each
 //!   received byte once, a right-sized encoder, the LZ4/ZSTD codecs and the limits.
 //! - [`flight`] is the Flight-over-WebSocket wire protocol (see `docs/protocol.md`).
+//! - `import` (feature `writer`) builds arrays from buffers JavaScript filled
+//!   (`fromArrowJS`, `batchFromColumns`).
 //! - [`memory`] counts allocations, so a hidden allocation shows up as a number.
 //! - `wasm` (only on `wasm32`) holds every `#[wasm_bindgen]` export.
 //!
@@ -10,6 +12,8 @@
 //! [IPC stream]: https://arrow.apache.org/docs/format/Columnar.html#serialization-and-interprocess-communication-ipc
 
 pub mod flight;
+#[cfg(feature = "writer")]
+pub mod import;
 pub mod ipc;
 pub mod memory;
 #[cfg(target_arch = "wasm32")]

@@ -9,6 +9,8 @@ mod column_types;
 mod error;
 #[cfg(feature = "flight")]
 mod flight;
+#[cfg(feature = "writer")]
+mod from_js;
 mod layout;
 mod memory;
 mod options;
@@ -26,6 +28,8 @@ pub use chunks::Chunks;
 pub use error::WasmResult;
 #[cfg(feature = "flight")]
 pub use flight::{FlightClient, FlightStream, PutStream};
+#[cfg(feature = "writer")]
+pub use from_js::{batch_from_columns, from_arrow_js, import_stats};
 pub use reader::{table_from_ipc, StreamReader};
 #[cfg(feature = "writer")]
 pub use writer::{message_size, table_to_ipc, StreamWriter};

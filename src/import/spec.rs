@@ -1,0 +1,195 @@
+//! The type description JS sends (apache-arrow JS type objects, flattened to plain data)
+//! and its arrow-rs `DataType`.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use arrow_schema::{DataType, Field, IntervalUnit, Schema, SchemaRef, TimeUnit};
+use serde::Deserialize;
+
+use crate::ipc::{QuiverError, Result};
+
+/// One field: an apache-arrow JS `Field`.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct FieldSpec {
+    pub name: String,
+    pub nullable: bool,
+    #[serde(rename = "type")]
+    pub data_type: TypeSpec,
+    #[serde(default)]
+    pub metadata: HashMap<String, String>,
+}
+
+/// One type: the fields of an apache-arrow JS `DataType` that arrow-rs needs. `id` is
+/// Arrow JS's `type.typeId` (the `Type` enum); `name` is `String(type)`, for errors.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct TypeSpec {
+    pub id: i32,
+    pub name: String,
+    pub bit_width: Option<u32>,
+    pub is_signed: Option<bool>,
+    pub precision: Option<u32>,
+    pub scale: Option<i32>,
+    pub unit: Option<u32>,
+    pub timezone: Option<String>,
+    pub byte_width: Option<i32>,
+    pub list_size: Option<i32>,
+    pub keys_sorted: Option<bool>,
+    #[serde(default)]
+    pub children: Vec<FieldSpec>,
+    pub indices: Option<Box<TypeSpec>>,
+    pub dictionary: Option<Box<TypeSpec>>,
+}
+
+/// The arrow-rs schema of `fields`; errors name the field and the Arrow JS type.
+pub fn schema_from_specs(
+    fields: &[FieldSpec],
+    metadata: HashMap<String, String>,
+) -> Result<SchemaRef> {
+    let fields = fields
+        .iter()
+        .map(|f| field(f).map_err(|e| in_field(&f.name, e)))
+        .collect::<Result<Vec<_>>>()?;
+    Ok(Arc::new(Schema::new_with_metadata(fields, metadata)))
+}
+
+fn in_field(name: &str, error: QuiverError) -> QuiverError {
+    QuiverError::Unsupported(format!("field {name:?}: {}", unwrap_message(error)))
+}
+
+/// The message without the "unsupported: " prefix, so nested fields read as one path.
+fn unwrap_message(error: QuiverError) -> String {
+    match error {
+        QuiverError::Unsupported(message) => message,
+        other => other.to_string(),
+    }
+}
+
+fn field(spec: &FieldSpec) -> Result<Field> {
+    Ok(
+        Field::new(&spec.name, data_type(&spec.data_type)?, spec.nullable)
+            .with_metadata(spec.metadata.clone()),
+    )
+}
+
+fn child(spec: &TypeSpec, index: usize) -> Result<Arc<Field>> {
+    let child = spec.children.get(index).ok_or_else(|| {
+        QuiverError::Unsupported(format!("type {} has no child {index}", spec.name))
+    })?;
+    field(child)
+        .map(Arc::new)
+        .map_err(|e| in_field(&child.name, e))
+}
+
+fn unsupported(spec: &TypeSpec) -> QuiverError {
+    QuiverError::Unsupported(format!("type {} is not supported", spec.name))
+}
+
+fn time_unit(spec: &TypeSpec) -> Result<TimeUnit> {
+    // Arrow JS TimeUnit: SECOND = 0, MILLISECOND = 1, MICROSECOND = 2, NANOSECOND = 3.
+    match spec.unit {
+        Some(0) => Ok(TimeUnit::Second),
+        Some(1) => Ok(TimeUnit::Millisecond),
+        Some(2) => Ok(TimeUnit::Microsecond),
+        Some(3) => Ok(TimeUnit::Nanosecond),
+        _ => Err(unsupported(spec)),
+    }
+}
+
+fn int_type(spec: &TypeSpec) -> Result<DataType> {
+    Ok(match (spec.is_signed, spec.bit_width) {
+        (Some(true), Some(8)) => DataType::Int8,
+        (Some(true), Some(16)) => DataType::Int16,
+        (Some(true), Some(32)) => DataType::Int32,
+        (Some(true), Some(64)) => DataType::Int64,
+        (Some(false), Some(8)) => DataType::UInt8,
+        (Some(false), Some(16)) => DataType::UInt16,
+        (Some(false), Some(32)) => DataType::UInt32,
+        (Some(false), Some(64)) => DataType::UInt64,
+        _ => return Err(unsupported(spec)),
+    })
+}
+
+fn precision(spec: &TypeSpec) -> Result<u8> {
+    spec.precision
+        .and_then(|p| u8::try_from(p).ok())
+        .ok_or_else(|| unsupported(spec))
+}
+
+fn scale(spec: &TypeSpec) -> Result<i8> {
+    spec.scale
+        .and_then(|s| i8::try_from(s).ok())
+        .ok_or_else(|| unsupported(spec))
+}
+
+/// The arrow-rs type of an Arrow JS type; ids are Arrow JS's `Type` enum.
+pub(crate) fn data_type(spec: &TypeSpec) -> Result<DataType> {
+    Ok(match spec.id {
+        1 => DataType::Null,
+        2 => int_type(spec)?,
+        3 => match spec.precision {
+            // Arrow JS Precision: HALF = 0, SINGLE = 1, DOUBLE = 2.
+            Some(0) => DataType::Float16,
+            Some(1) => DataType::Float32,
+            Some(2) => DataType::Float64,
+            _ => return Err(unsupported(spec)),
+        },
+        4 => DataType::Binary,
+        5 => DataType::Utf8,
+        6 => DataType::Boolean,
+        7 => {
+            let (p, s) = (precision(spec)?, scale(spec)?);
+            match spec.bit_width {
+                Some(32) => DataType::Decimal32(p, s),
+                Some(64) => DataType::Decimal64(p, s),
+                Some(128) => DataType::Decimal128(p, s),
+                Some(256) => DataType::Decimal256(p, s),
+                _ => return Err(unsupported(spec)),
+            }
+        }
+        // Arrow JS DateUnit: DAY = 0, MILLISECOND = 1.
+        8 => match spec.unit {
+            Some(0) => DataType::Date32,
+            Some(1) => DataType::Date64,
+            _ => return Err(unsupported(spec)),
+        },
+        9 => match time_unit(spec)? {
+            unit @ (TimeUnit::Second | TimeUnit::Millisecond) => DataType::Time32(unit),
+            unit => DataType::Time64(unit),
+        },
+        10 => DataType::Timestamp(time_unit(spec)?, spec.timezone.as_deref().map(Arc::from)),
+        // Arrow JS IntervalUnit: YEAR_MONTH = 0, DAY_TIME = 1, MONTH_DAY_NANO = 2.
+        11 => match spec.unit {
+            Some(0) => DataType::Interval(IntervalUnit::YearMonth),
+            Some(1) => DataType::Interval(IntervalUnit::DayTime),
+            Some(2) => DataType::Interval(IntervalUnit::MonthDayNano),
+            _ => return Err(unsupported(spec)),
+        },
+        12 => DataType::List(child(spec, 0)?),
+        13 => DataType::Struct(
+            (0..spec.children.len())
+                .map(|i| child(spec, i))
+                .collect::<Result<Vec<_>>>()?
+                .into(),
+        ),
+        15 => DataType::FixedSizeBinary(spec.byte_width.ok_or_else(|| unsupported(spec))?),
+        16 => DataType::FixedSizeList(
+            child(spec, 0)?,
+            spec.list_size.ok_or_else(|| unsupported(spec))?,
+        ),
+        17 => DataType::Map(child(spec, 0)?, spec.keys_sorted.unwrap_or(false)),
+        18 => DataType::Duration(time_unit(spec)?),
+        19 => DataType::LargeBinary,
+        20 => DataType::LargeUtf8,
+        21 => DataType::LargeList(child(spec, 0)?),
+        -1 => {
+            let (Some(indices), Some(values)) = (&spec.indices, &spec.dictionary) else {
+                return Err(unsupported(spec));
+            };
+            DataType::Dictionary(Box::new(int_type(indices)?), Box::new(data_type(values)?))
+        }
+        _ => return Err(unsupported(spec)),
+    })
+}
