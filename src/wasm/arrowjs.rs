@@ -3,6 +3,8 @@
 
 use wasm_bindgen::prelude::*;
 
+use super::batch::{options_value, ToArrowJSOptionsJs};
+
 #[wasm_bindgen(module = "/src/js/arrowjs.js")]
 extern "C" {
     /// Calls `source.toArrowJS(arrow, options)`, or throws if `source` is not a Quiver
@@ -39,7 +41,7 @@ extern "C" {
 pub fn to_arrow_js(
     #[wasm_bindgen(unchecked_param_type = "RecordBatch | Table")] source: JsValue,
     #[wasm_bindgen(unchecked_param_type = "typeof import('apache-arrow')")] arrow: JsValue,
-    #[wasm_bindgen(unchecked_param_type = "ToArrowJSOptions | undefined")] options: JsValue,
+    options: Option<ToArrowJSOptionsJs>,
 ) -> Result<JsValue, JsValue> {
-    to_arrow_js_of(&source, &arrow, &options)
+    to_arrow_js_of(&source, &arrow, &options_value(options))
 }

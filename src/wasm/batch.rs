@@ -79,6 +79,18 @@ export interface ToArrowJSOptions {
 }
 "#;
 
+#[wasm_bindgen]
+extern "C" {
+    /// `ToArrowJSOptions` as JavaScript passes it (read by `src/js/arrowjs.js`).
+    #[wasm_bindgen(typescript_type = "ToArrowJSOptions")]
+    pub type ToArrowJSOptionsJs;
+}
+
+/// The options as the JS snippet takes them: the object, or `undefined`.
+pub(crate) fn options_value(options: Option<ToArrowJSOptionsJs>) -> JsValue {
+    options.map_or(JsValue::UNDEFINED, Into::into)
+}
+
 /// "no column named "x" in this batch; the columns are: a, b".
 fn missing_column(schema: &Schema, key: &JsValue, holder: &str) -> JsError {
     let names: Vec<&str> = schema.fields().iter().map(|f| f.name().as_str()).collect();
@@ -228,12 +240,13 @@ impl RecordBatch {
     pub fn to_arrow_js(
         &mut self,
         #[wasm_bindgen(unchecked_param_type = "typeof import('apache-arrow')")] arrow: JsValue,
-        #[wasm_bindgen(unchecked_param_type = "ToArrowJSOptions | undefined")] options: JsValue,
+        options: Option<ToArrowJSOptionsJs>,
     ) -> Result<JsValue, JsValue> {
         let keeper = RecordBatch::new(self.inner.clone());
         let memory = wasm_bindgen::memory();
         let schema = schema_to_js(self.inner.schema_ref());
         let layout = self.layout();
+        let options = options_value(options);
         arrow_record_batch(&layout, &schema, &arrow, &options, &memory, keeper.into())
     }
 }
@@ -365,13 +378,14 @@ impl Table {
     pub fn to_arrow_js(
         &mut self,
         #[wasm_bindgen(unchecked_param_type = "typeof import('apache-arrow')")] arrow: JsValue,
-        #[wasm_bindgen(unchecked_param_type = "ToArrowJSOptions | undefined")] options: JsValue,
+        options: Option<ToArrowJSOptionsJs>,
     ) -> Result<JsValue, JsValue> {
         let keeper = Table::new(Arc::clone(&self.schema), self.batches.clone());
         let types = schema_types(&self.schema);
         let layouts = self.layouts();
         let memory = wasm_bindgen::memory();
         let schema = schema_to_js(&self.schema);
+        let options = options_value(options);
         arrow_table(
             &types,
             &layouts,
