@@ -60,6 +60,7 @@ async function start() {
   let stream;
   let failed;
   const start = performance.now();
+  const longTasks = watchLongTasks(run);
   try {
     client = await FlightClient.connect(url);
     const history = [{ t: 0, bytes: 0 }];
@@ -102,6 +103,7 @@ async function start() {
     failed = error;
   } finally {
     run.elapsed = (performance.now() - start) / 1000;
+    longTasks.disconnect();
     if (stream) run.stats = stream.stats;
     stream?.free();
     client?.close();
@@ -159,6 +161,19 @@ async function writerPanel(url) {
   }
 }
 
+/**
+ * Records the longest task the page ran while streaming (the Long Tasks API reports
+ * tasks of 50 ms or more): input waits at most that long. Each frame is one task.
+ */
+function watchLongTasks(run) {
+  run.longestTaskMs = 0;
+  const observer = new PerformanceObserver((list) => {
+    for (const entry of list.getEntries()) run.longestTaskMs = Math.max(run.longestTaskMs, entry.duration);
+  });
+  observer.observe({ type: 'longtask' });
+  return observer;
+}
+
 /** An Error's message as a sentence, with what to do when the gateway is out of reach. */
 function describe(error) {
   const text = error.message.replace(/\.?$/, '.');
@@ -206,6 +221,7 @@ function showStats(run) {
       ['allocated', `${bytes(run.allocated)} (${bytes(run.batches ? run.allocated / run.batches : 0)} per batch)`],
       ['live', bytes(memory.liveBytes)],
       ['wasm memory', bytes(memory.wasmMemoryBytes)],
+      ['longest task', run.longestTaskMs ? `${fmt(run.longestTaskMs)} ms` : 'none over 50 ms'],
     ];
     $('stats').replaceChildren(...items.flatMap(([k, v]) => {
       const dd = el('dd', undefined, v);
