@@ -1,4 +1,4 @@
-import type { FlightDescriptor, RecordBatch, Table } from './quiver.cjs';
+import type { RecordBatch, Table } from './quiver.cjs';
 
 export * from './quiver.cjs';
 
@@ -55,6 +55,10 @@ declare module './quiver.cjs' {
      * const results = await client.doPut({ path: ['uploads', 'today'] }, table);
      * ```
      */
-    doPut(descriptor: FlightDescriptor, data: Table | RecordBatch[]): Promise<Uint8Array[]>;
+    // The descriptor type is spelled out: the decode-only build has no FlightDescriptor.
+    doPut(
+      descriptor: { path: string[] } | { cmd: Uint8Array | string },
+      data: Table | RecordBatch[],
+    ): Promise<Uint8Array[]>;
   }
 }
