@@ -179,6 +179,37 @@ function utf8Length(s) {
   return n;
 }
 
+/** Writes `s` as UTF-8 at `out[at]`, as TextEncoder would (lone surrogates as U+FFFD). */
+function writeUtf8(s, out, at) {
+  for (let i = 0; i < s.length; i++) {
+    let c = s.charCodeAt(i);
+    if (c < 0x80) {
+      out[at++] = c;
+    } else if (c < 0x800) {
+      out[at++] = 0xc0 | (c >> 6);
+      out[at++] = 0x80 | (c & 0x3f);
+    } else {
+      if (c >= 0xd800 && c <= 0xdfff) {
+        const next = s.charCodeAt(i + 1);
+        if (c <= 0xdbff && (next & 0xfc00) === 0xdc00) {
+          c = 0x10000 + ((c - 0xd800) << 10) + (next - 0xdc00);
+          i++;
+          out[at++] = 0xf0 | (c >> 18);
+          out[at++] = 0x80 | ((c >> 12) & 0x3f);
+          out[at++] = 0x80 | ((c >> 6) & 0x3f);
+          out[at++] = 0x80 | (c & 0x3f);
+          continue;
+        }
+        c = 0xfffd;
+      }
+      out[at++] = 0xe0 | (c >> 12);
+      out[at++] = 0x80 | ((c >> 6) & 0x3f);
+      out[at++] = 0x80 | (c & 0x3f);
+    }
+  }
+  return at;
+}
+
 function stringSources(name, values) {
   const n = values.length;
   const lengths = new Array(n);
@@ -200,6 +231,13 @@ function stringSources(name, values) {
   offsets.byteLength = (n + 1) * 4;
   const utf8 = (buffer, address) => {
     const out = new Uint8Array(buffer, address, total);
+    if (buffer.resizable) {
+      // Chromium's encodeInto refuses views of a resizable buffer; encoding by hand
+      // still writes each byte once, in place.
+      let at = 0;
+      for (let i = 0; i < n; i++) if (lengths[i] > 0) at = writeUtf8(values[i], out, at);
+      return;
+    }
     // One encodeInto for the whole column; if joining paired two lone surrogates, the
     // count differs, so encode string by string instead.
     const joined = values.map((s) => s ?? '').join('');

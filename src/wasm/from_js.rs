@@ -112,8 +112,9 @@ pub fn from_arrow_js(
 /// A Quiver `RecordBatch` from plain JS columns, by name: a typed array (Int8 to Int64,
 /// Uint8 to Uint64, Float32, Float64; no nulls), or an array of strings (Utf8), booleans,
 /// numbers (Float64) or bigints (Int64), where `null`/`undefined` entries are nulls (an
-/// all-null array is a Null column). Each column is copied once into wasm memory (strings
-/// encoded with `encodeInto` straight there). The result owns that memory until `free()`.
+/// all-null array is a Null column). Each column is copied once into wasm memory: strings
+/// are encoded straight there (`encodeInto`, or by hand on a resizable memory, which
+/// `encodeInto` refuses in Chromium). The result owns that memory until `free()`.
 /// Throws for columns of different lengths or unsupported entries, naming the column.
 ///
 /// ```js
