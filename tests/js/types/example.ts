@@ -149,3 +149,20 @@ export function columns(table: Table): number {
   const viaFunction = toArrowJS(table, arrow, { zeroCopy: false });
   return total + copied.numRows + viaFunction.numRows + table.toArray().length + table.numColumns;
 }
+
+// Data built in JavaScript: fromArrowJS and batchFromColumns.
+import { batchFromColumns, fromArrowJS, importStats, type ImportStats } from 'quiver-arrow';
+
+export function fromJavaScript(arrowTable: arrow.Table, arrowBatch: arrow.RecordBatch): Uint8Array {
+  const before: ImportStats = importStats();
+  using imported = fromArrowJS(arrowTable) as Table;
+  const batch: RecordBatch = fromArrowJS(arrowBatch) as RecordBatch;
+  batch.free();
+  using built: RecordBatch = batchFromColumns({
+    id: BigInt64Array.from([1n, 2n]),
+    name: ['a', null],
+    flag: [true, null],
+  });
+  console.log(importStats().bytesCopied - before.bytesCopied, importStats().batches, built.numRows);
+  return tableToIPC(imported);
+}
