@@ -49,7 +49,7 @@ async function start() {
   controller = new AbortController();
   const run = {
     ticket, url, compression, samples: [], frames: 0, bytesReceived: 0, batches: 0, rows: 0,
-    allocated: 0, preview: undefined, stats: undefined, elapsed: 0,
+    allocated: 0, preview: undefined, live: undefined, stats: undefined, elapsed: 0,
   };
   demo.run = run;
   demo.state = 'streaming';
@@ -59,12 +59,11 @@ async function start() {
   let client;
   let stream;
   let failed;
-  const start = performance.now();
+  const began = performance.now();
   const longTasks = watchLongTasks(run);
   try {
     client = await FlightClient.connect(url);
-    const history = [{ t: 0, bytes: 0 }];
-    let lastAllocated = memoryStats().allocatedBytes;
+    const sample = sampler(run, began);
     stream = client.doGet(ticket, {
       signal: controller.signal,
       creditWindow: Number($('segment').value) || undefined,
@@ -72,37 +71,21 @@ async function start() {
       onProgress: (progress) => {
         run.frames++;
         run.bytesReceived = progress.bytesReceived;
-        run.elapsed = (performance.now() - start) / 1000;
+        run.elapsed = (performance.now() - began) / 1000;
         run.live = stream.stats;
         showStats(run);
       },
     });
     // Each batch is decoded in the frame's own socket task, so input is handled between.
     for await (const batch of stream) {
-      const t = (performance.now() - start) / 1000;
-      const memory = memoryStats();
-      const allocated = memory.allocatedBytes - lastAllocated;
-      lastAllocated = memory.allocatedBytes;
-      run.allocated += allocated;
-      run.batches++;
-      run.rows += batch.numRows;
+      sample(batch);
       run.preview ??= preview(batch);
       batch.free();
-      history.push({ t, bytes: run.bytesReceived });
-      const from = history[Math.max(0, history.length - 1 - WINDOW)];
-      const dt = Math.max(t - from.t, 1e-6);
-      const sample = {
-        t, mbs: (run.bytesReceived - from.bytes) / 1e6 / dt, bps: Math.min(WINDOW, history.length - 1) / dt,
-        allocated, live: memory.liveBytes, wasm: memory.wasmMemoryBytes, bytesReceived: run.bytesReceived,
-      };
-      run.samples.push(sample);
-      throughput.add(t, sample.mbs, sample.bps);
-      allocation.add(t, memory.wasmMemoryBytes / MiB, memory.liveBytes / MiB, allocated / MiB);
     }
   } catch (error) {
     failed = error;
   } finally {
-    run.elapsed = (performance.now() - start) / 1000;
+    run.elapsed = (performance.now() - began) / 1000;
     longTasks.disconnect();
     if (stream) run.stats = stream.stats;
     stream?.free();
@@ -132,6 +115,35 @@ async function start() {
   } finally {
     setRunning(false);
   }
+}
+
+/**
+ * Returns what to call for each batch: it adds a point to both charts. Allocation is
+ * `memoryStats()` between batches (the frames' bytes and the decode); throughput is over
+ * the last WINDOW batches.
+ */
+function sampler(run, began) {
+  const history = [{ t: 0, bytes: 0 }];
+  let lastAllocated = memoryStats().allocatedBytes;
+  return (batch) => {
+    const t = (performance.now() - began) / 1000;
+    const memory = memoryStats();
+    const allocated = memory.allocatedBytes - lastAllocated;
+    lastAllocated = memory.allocatedBytes;
+    run.allocated += allocated;
+    run.batches++;
+    run.rows += batch.numRows;
+    history.push({ t, bytes: run.bytesReceived });
+    const from = history[Math.max(0, history.length - 1 - WINDOW)];
+    const dt = Math.max(t - from.t, 1e-6);
+    const point = {
+      t, mbs: (run.bytesReceived - from.bytes) / 1e6 / dt, bps: Math.min(WINDOW, history.length - 1) / dt,
+      allocated, live: memory.liveBytes, wasm: memory.wasmMemoryBytes, bytesReceived: run.bytesReceived,
+    };
+    run.samples.push(point);
+    throughput.add(t, point.mbs, point.bps);
+    allocation.add(t, memory.wasmMemoryBytes / MiB, memory.liveBytes / MiB, allocated / MiB);
+  };
 }
 
 /** Reads the same ticket again, frames as they came, and decodes them twice. */
