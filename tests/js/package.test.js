@@ -5,6 +5,7 @@ import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
+import { brotliCompressSync, constants } from 'node:zlib';
 import { fileURLToPath } from 'node:url';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '../..');
@@ -76,3 +77,11 @@ for (const flavour of ['node', 'web']) {
     }
   });
 }
+
+// The size budget of docs/size.md: brotli at quality 11, as build.sh prints it.
+test('the .wasm is at most 300 KiB brotli', () => {
+  const wasm = readFileSync(join(pkg, 'web/quiver_bg.wasm'));
+  const brotli = brotliCompressSync(wasm, { params: { [constants.BROTLI_PARAM_QUALITY]: 11 } });
+  const kib = brotli.length / 1024;
+  assert.ok(kib <= 300, `pkg/web/quiver_bg.wasm is ${kib.toFixed(1)} KiB brotli, over the 300 KiB budget (docs/size.md)`);
+});
