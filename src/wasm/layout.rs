@@ -15,7 +15,6 @@ use std::sync::Arc;
 
 use arrow_schema::{DataType, Field, IntervalUnit, Schema, SchemaRef, TimeUnit, UnionMode};
 use js_sys::{Object, Reflect, Uint32Array};
-use serde_json::{json, Value};
 use wasm_bindgen::JsValue;
 
 /// The batch's `BatchLayout`: `{ numRows, types, nodes }`, built in one pass.
@@ -59,7 +58,7 @@ pub(crate) fn schema_types(schema: &Schema) -> String {
         .iter()
         .map(|f| field_descriptor(f))
         .collect();
-    serde_json::to_string(&fields).unwrap_or_default()
+    format!("[{}]", fields.join(","))
 }
 
 /// Appends the nodes of `data` and its descendants to `out`.
@@ -87,21 +86,34 @@ fn encode_nodes(data: &ArrayData, out: &mut Vec<u32>) {
     }
 }
 
-/// The field as `{ name, nullable, type, children, metadata }`, with `type` in the vocabulary of
-/// apache-arrow JS (`Int`, `Utf8`, `Timestamp`, ...), so views.js needs no type parser.
-fn field_descriptor(field: &Field) -> Value {
+/// The field as `{ name, nullable, type, children, metadata }`, with `type` in the vocabulary
+/// of apache-arrow JS (`Int`, `Utf8`, `Timestamp`, ...), so views.js needs no type parser.
+///
+/// Written as JSON text directly: serde_json's `Value` tree cost 20 KiB of wasm.
+fn field_descriptor(field: &Field) -> String {
     let (kind, children) = type_descriptor(field.data_type());
-    json!({
-        "name": field.name(),
-        "nullable": field.is_nullable(),
-        "type": kind,
-        "children": children.iter().map(field_descriptor).collect::<Vec<_>>(),
-        "metadata": field
-            .metadata()
-            .iter()
-            .map(|(k, v)| (k.as_str(), v.as_str()))
-            .collect::<BTreeMap<_, _>>(),
-    })
+    let children: Vec<String> = children.iter().map(field_descriptor).collect();
+    let metadata: BTreeMap<&str, &str> = field
+        .metadata()
+        .iter()
+        .map(|(k, v)| (k.as_str(), v.as_str()))
+        .collect();
+    let metadata: Vec<String> = metadata
+        .iter()
+        .map(|(k, v)| format!("{}:{}", quote(k), quote(v)))
+        .collect();
+    format!(
+        r#"{{"name":{},"nullable":{},"type":{kind},"children":[{}],"metadata":{{{}}}}}"#,
+        quote(field.name()),
+        field.is_nullable(),
+        children.join(","),
+        metadata.join(",")
+    )
+}
+
+/// A JSON string literal.
+fn quote(text: &str) -> String {
+    serde_json::to_string(text).unwrap_or_else(|_| "\"\"".to_owned())
 }
 
 fn unit(unit: &TimeUnit) -> &'static str {
@@ -113,14 +125,16 @@ fn unit(unit: &TimeUnit) -> &'static str {
     }
 }
 
-/// The type's descriptor and the fields of its children.
-fn type_descriptor(data_type: &DataType) -> (Value, Vec<Field>) {
+/// The type's descriptor (JSON text) and the fields of its children.
+fn type_descriptor(data_type: &DataType) -> (String, Vec<Field>) {
     use DataType::*;
-    let int = |bits: u8, signed: bool| json!({ "id": "Int", "bitWidth": bits, "signed": signed });
-    let leaf = |v: Value| (v, Vec::new());
+    let int =
+        |bits: u8, signed: bool| format!(r#"{{"id":"Int","bitWidth":{bits},"signed":{signed}}}"#);
+    let id = |id: &str| format!(r#"{{"id":"{id}"}}"#);
+    let leaf = |v: String| (v, Vec::new());
     match data_type {
-        Null => leaf(json!({ "id": "Null" })),
-        Boolean => leaf(json!({ "id": "Bool" })),
+        Null => leaf(id("Null")),
+        Boolean => leaf(id("Bool")),
         Int8 => leaf(int(8, true)),
         Int16 => leaf(int(16, true)),
         Int32 => leaf(int(32, true)),
@@ -129,48 +143,62 @@ fn type_descriptor(data_type: &DataType) -> (Value, Vec<Field>) {
         UInt16 => leaf(int(16, false)),
         UInt32 => leaf(int(32, false)),
         UInt64 => leaf(int(64, false)),
-        Float16 => leaf(json!({ "id": "Float", "bitWidth": 16 })),
-        Float32 => leaf(json!({ "id": "Float", "bitWidth": 32 })),
-        Float64 => leaf(json!({ "id": "Float", "bitWidth": 64 })),
-        Utf8 => leaf(json!({ "id": "Utf8" })),
-        LargeUtf8 => leaf(json!({ "id": "LargeUtf8" })),
-        Utf8View => leaf(json!({ "id": "Utf8View" })),
-        Binary => leaf(json!({ "id": "Binary" })),
-        LargeBinary => leaf(json!({ "id": "LargeBinary" })),
-        BinaryView => leaf(json!({ "id": "BinaryView" })),
-        FixedSizeBinary(width) => leaf(json!({ "id": "FixedSizeBinary", "byteWidth": width })),
+        Float16 => leaf(r#"{"id":"Float","bitWidth":16}"#.to_owned()),
+        Float32 => leaf(r#"{"id":"Float","bitWidth":32}"#.to_owned()),
+        Float64 => leaf(r#"{"id":"Float","bitWidth":64}"#.to_owned()),
+        Utf8 => leaf(id("Utf8")),
+        LargeUtf8 => leaf(id("LargeUtf8")),
+        Utf8View => leaf(id("Utf8View")),
+        Binary => leaf(id("Binary")),
+        LargeBinary => leaf(id("LargeBinary")),
+        BinaryView => leaf(id("BinaryView")),
+        FixedSizeBinary(width) => {
+            leaf(format!(r#"{{"id":"FixedSizeBinary","byteWidth":{width}}}"#))
+        }
         Decimal32(p, s) | Decimal64(p, s) | Decimal128(p, s) | Decimal256(p, s) => {
             let bits = data_type.primitive_width().unwrap_or(0) * 8;
-            leaf(json!({ "id": "Decimal", "precision": p, "scale": s, "bitWidth": bits }))
+            leaf(format!(
+                r#"{{"id":"Decimal","precision":{p},"scale":{s},"bitWidth":{bits}}}"#
+            ))
         }
-        Date32 => leaf(json!({ "id": "Date", "unit": "DAY" })),
-        Date64 => leaf(json!({ "id": "Date", "unit": "MILLISECOND" })),
-        Time32(u) => leaf(json!({ "id": "Time", "unit": unit(u), "bitWidth": 32 })),
-        Time64(u) => leaf(json!({ "id": "Time", "unit": unit(u), "bitWidth": 64 })),
+        Date32 => leaf(r#"{"id":"Date","unit":"DAY"}"#.to_owned()),
+        Date64 => leaf(r#"{"id":"Date","unit":"MILLISECOND"}"#.to_owned()),
+        Time32(u) => leaf(format!(
+            r#"{{"id":"Time","unit":"{}","bitWidth":32}}"#,
+            unit(u)
+        )),
+        Time64(u) => leaf(format!(
+            r#"{{"id":"Time","unit":"{}","bitWidth":64}}"#,
+            unit(u)
+        )),
         Timestamp(u, tz) => {
-            leaf(json!({ "id": "Timestamp", "unit": unit(u), "timezone": tz.as_deref() }))
+            let timezone = tz.as_deref().map_or_else(|| "null".to_owned(), quote);
+            leaf(format!(
+                r#"{{"id":"Timestamp","unit":"{}","timezone":{timezone}}}"#,
+                unit(u)
+            ))
         }
-        Duration(u) => leaf(json!({ "id": "Duration", "unit": unit(u) })),
+        Duration(u) => leaf(format!(r#"{{"id":"Duration","unit":"{}"}}"#, unit(u))),
         Interval(u) => {
             let unit = match u {
                 IntervalUnit::YearMonth => "YEAR_MONTH",
                 IntervalUnit::DayTime => "DAY_TIME",
                 IntervalUnit::MonthDayNano => "MONTH_DAY_NANO",
             };
-            leaf(json!({ "id": "Interval", "unit": unit }))
+            leaf(format!(r#"{{"id":"Interval","unit":"{unit}"}}"#))
         }
-        List(f) => (json!({ "id": "List" }), vec![f.as_ref().clone()]),
-        LargeList(f) => (json!({ "id": "LargeList" }), vec![f.as_ref().clone()]),
+        List(f) => (id("List"), vec![f.as_ref().clone()]),
+        LargeList(f) => (id("LargeList"), vec![f.as_ref().clone()]),
         FixedSizeList(f, size) => (
-            json!({ "id": "FixedSizeList", "listSize": size }),
+            format!(r#"{{"id":"FixedSizeList","listSize":{size}}}"#),
             vec![f.as_ref().clone()],
         ),
         Struct(fields) => (
-            json!({ "id": "Struct" }),
+            id("Struct"),
             fields.iter().map(|f| f.as_ref().clone()).collect(),
         ),
         Map(f, sorted) => (
-            json!({ "id": "Map", "keysSorted": sorted }),
+            format!(r#"{{"id":"Map","keysSorted":{sorted}}}"#),
             vec![f.as_ref().clone()],
         ),
         Union(fields, mode) => {
@@ -178,23 +206,29 @@ fn type_descriptor(data_type: &DataType) -> (Value, Vec<Field>) {
                 UnionMode::Sparse => "Sparse",
                 UnionMode::Dense => "Dense",
             };
-            let type_ids: Vec<i8> = fields.iter().map(|(id, _)| id).collect();
+            let type_ids: Vec<String> = fields.iter().map(|(id, _)| id.to_string()).collect();
             (
-                json!({ "id": "Union", "mode": mode, "typeIds": type_ids }),
+                format!(
+                    r#"{{"id":"Union","mode":"{mode}","typeIds":[{}]}}"#,
+                    type_ids.join(",")
+                ),
                 fields.iter().map(|(_, f)| f.as_ref().clone()).collect(),
             )
         }
         Dictionary(key, value) => {
             let (index, _) = type_descriptor(key);
             (
-                json!({ "id": "Dictionary", "indices": index }),
+                format!(r#"{{"id":"Dictionary","indices":{index}}}"#),
                 vec![Field::new("values", value.as_ref().clone(), true)],
             )
         }
         RunEndEncoded(ends, values) => (
-            json!({ "id": "RunEndEncoded" }),
+            id("RunEndEncoded"),
             vec![ends.as_ref().clone(), values.as_ref().clone()],
         ),
-        other => leaf(json!({ "id": "Unsupported", "name": other.to_string() })),
+        other => leaf(format!(
+            r#"{{"id":"Unsupported","name":{}}}"#,
+            quote(&other.to_string())
+        )),
     }
 }
