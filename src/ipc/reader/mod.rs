@@ -214,10 +214,8 @@ impl StreamDecoder {
                     stats.bytes_copied += plain.bytes_copied;
                     let dict = flatbuffers::root::<arrow_ipc::DictionaryBatch>(&plain.metadata)
                         .map_err(|e| QuiverError::invalid(e.to_string()))?;
-                    precheck_dictionary(dict, schema, version)?;
                     read_dictionary(&plain.body, dict, schema, dictionaries, version)?;
                 } else {
-                    precheck_dictionary(dict, schema, version)?;
                     read_dictionary(&message.body, dict, schema, dictionaries, version)?;
                 }
             }
@@ -269,25 +267,6 @@ fn fields(schema: &SchemaRef) -> Vec<&Field> {
     schema.fields().iter().map(|f| f.as_ref()).collect()
 }
 
-/// Prechecks a dictionary batch against the value type of the dictionary it fills.
-fn precheck_dictionary(
-    dict: arrow_ipc::DictionaryBatch<'_>,
-    schema: &SchemaRef,
-    version: MetadataVersion,
-) -> Result<()> {
-    // arrow-ipc finds the dictionary's field the same way.
-    #[allow(deprecated)]
-    let field = schema.fields_with_dict_id(dict.id()).first().copied();
-    match (field.map(|f| f.data_type()), dict.data()) {
-        (Some(DataType::Dictionary(_, value)), Some(data)) => {
-            let values = Field::new("dictionary values", value.as_ref().clone(), true);
-            precheck(data, &[&values], version)
-        }
-        // read_dictionary reports an unknown id or missing data.
-        _ => Ok(()),
-    }
-}
-
 /// Decodes a dictionary batch into `dictionaries`, replacing the values of its id or, for
 /// a delta, appending to them.
 ///
@@ -314,11 +293,9 @@ fn read_dictionary(
     let data = dict
         .data()
         .ok_or_else(|| QuiverError::invalid("dictionary batch has no data"))?;
-    let values_schema = Arc::new(Schema::new(vec![Field::new(
-        "",
-        value_type.as_ref().clone(),
-        true,
-    )]));
+    let values_field = Field::new("dictionary values", value_type.as_ref().clone(), true);
+    precheck(data, &[&values_field], version)?;
+    let values_schema = Arc::new(Schema::new(vec![values_field]));
     let values = read_batch(body, data, &values_schema, dictionaries, version)?
         .column(0)
         .clone();
