@@ -5,7 +5,8 @@
 // tableToIPC, next to a plain copy of the same bytes. ZSTD (level 1) is Quiver only: the
 // JS peers have no ZSTD encoder to register (fzstd only decodes).
 //
-// Quiver starts from batches already in wasm (decoded by StreamReader) and hands the
+// Quiver starts from batches already in wasm (decoded by StreamReader), and again from
+// the Arrow JS batches through fromArrowJS (one copy into wasm per batch), and hands the
 // chunks to JS with toArray(), as a sender would. Every contender's output is decoded once
 // and must hold all rows, so a contender that skips work fails instead of winning.
 import { medianMs, table, fmt } from './timing.js';
@@ -33,7 +34,33 @@ function contenders({ quiver, arrow, flechette }, codec) {
     writer.free();
     return [dst.subarray(0, at)];
   };
-  const quivers = { quiver: quiverWrite('exact'), 'quiver fixed 1 MiB': quiverWrite('fixed') };
+  // From Arrow JS batches: fromArrowJS copies each batch into wasm once, then it is written.
+  const quiverFromArrowJS = ({ arrowBatches, dst }) => {
+    const first = quiver.fromArrowJS(arrowBatches[0]);
+    const writer = quiver.StreamWriter.forBatch(first, compression);
+    first.free();
+    let at = 0;
+    const consume = (chunks) => {
+      for (const bytes of chunks.toArray()) {
+        dst.set(bytes, at);
+        at += bytes.length;
+      }
+      chunks.free();
+    };
+    for (const arrowBatch of arrowBatches) {
+      const batch = quiver.fromArrowJS(arrowBatch);
+      consume(writer.write(batch));
+      batch.free();
+    }
+    consume(writer.finish());
+    writer.free();
+    return [dst.subarray(0, at)];
+  };
+  const quivers = {
+    quiver: quiverWrite('exact'),
+    'quiver fixed 1 MiB': quiverWrite('fixed'),
+    'quiver from Arrow JS': quiverFromArrowJS,
+  };
   if (codec === 'zstd') return quivers;
   return {
     memcpy({ messages, dst }) {
@@ -121,12 +148,13 @@ export function writerTables(results, env) {
   for (const codec of ['none', 'zstd']) {
     const rows = results.filter((r) => r.codec === codec && r.name === 'quiver');
     const header = ['rows/batch', 'payload', 'wasm alloc/batch, right-sized', 'wasm alloc/batch, fixed 1 MiB',
-      'Quiver µs', 'fixed 1 MiB µs'];
+      'Quiver µs', 'fixed 1 MiB µs', 'from Arrow JS µs'];
     if (codec === 'none') header.push('Arrow JS µs', 'flechette µs', 'memcpy µs', 'fastest JS ÷ Quiver', 'Quiver/memcpy');
     const body = rows.map((q) => {
       const fixed = pick(q, 'quiver fixed 1 MiB');
       const row = [q.rows, `${fmt(q.payload / 1024, 1)} KiB`, `${fmt(q.wasmBytesPerBatch / 1024, 1)} KiB`,
-        `${fmt(fixed.wasmBytesPerBatch / 1024, 1)} KiB`, fmt(q.usPerBatch, 2), fmt(fixed.usPerBatch, 2)];
+        `${fmt(fixed.wasmBytesPerBatch / 1024, 1)} KiB`, fmt(q.usPerBatch, 2), fmt(fixed.usPerBatch, 2),
+        fmt(pick(q, 'quiver from Arrow JS').usPerBatch, 2)];
       if (codec === 'none') {
         const a = pick(q, 'arrowjs');
         const f = pick(q, 'flechette');

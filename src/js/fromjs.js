@@ -107,7 +107,11 @@ function describeArrowBatch(batch, fields) {
   return { header: header(batch.numRows, nodes, sources), sources };
 }
 
-/** An apache-arrow JS RecordBatch or Table → `{ table, fields, metadata, batches }`. */
+/**
+ * An apache-arrow JS RecordBatch or Table → `{ table, schema, batches }`. The schema goes
+ * as one JSON string: one crossing, where reading a plain object from Rust takes one per
+ * property.
+ */
 export function describeArrowJS(value) {
   const isTable = Array.isArray(value?.batches) && value?.schema !== undefined;
   const isBatch = !isTable && value?.data?.children !== undefined && value?.schema !== undefined;
@@ -115,10 +119,10 @@ export function describeArrowJS(value) {
     throw new Error(`fromArrowJS expects an apache-arrow RecordBatch or Table, found ${kind(value)}`);
   }
   const schemaFields = value.schema.fields;
+  const schema = { fields: schemaFields.map(fieldSpec), metadata: Object.fromEntries(value.schema.metadata ?? []) };
   return {
     table: isTable,
-    fields: schemaFields.map(fieldSpec),
-    metadata: Object.fromEntries(value.schema.metadata ?? []),
+    schema: JSON.stringify(schema),
     batches: (isTable ? value.batches : [value]).map((b) => describeArrowBatch(b, schemaFields)),
   };
 }
@@ -329,5 +333,5 @@ export function describeColumns(columns) {
     }
     return field;
   });
-  return { table: false, fields, metadata: {}, batches: [{ header: header(numRows ?? 0, nodes, sources), sources }] };
+  return { table: false, schema: JSON.stringify({ fields, metadata: {} }), batches: [{ header: header(numRows ?? 0, nodes, sources), sources }] };
 }

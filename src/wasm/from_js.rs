@@ -12,7 +12,7 @@ use std::collections::HashMap;
 
 use arrow_schema::SchemaRef;
 use js_sys::{Array, Reflect, Uint32Array};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use wasm_bindgen::prelude::*;
 
 use super::batch::{table, RecordBatch};
@@ -38,6 +38,13 @@ extern "C" {
 thread_local! {
     /// Bytes copied into wasm memory by `fromArrowJS` and `batchFromColumns`, and batches.
     static COPIED: Cell<(u64, u64)> = const { Cell::new((0, 0)) };
+}
+
+/// The schema as `src/js/fromjs.js` describes it, in JSON.
+#[derive(Deserialize)]
+struct SchemaSpec {
+    fields: Vec<FieldSpec>,
+    metadata: HashMap<String, String>,
 }
 
 #[derive(Serialize)]
@@ -149,10 +156,13 @@ fn get(object: &JsValue, key: &str) -> WasmResult<JsValue> {
 /// Builds every described batch: one `fillBuffers` crossing per batch. Returns whether
 /// the source was a table, the schema and the batches.
 fn import(description: JsValue) -> WasmResult<(bool, SchemaRef, Vec<arrow_array::RecordBatch>)> {
-    let fields: Vec<FieldSpec> = serde_wasm_bindgen::from_value(get(&description, "fields")?)?;
-    let metadata: HashMap<String, String> =
-        serde_wasm_bindgen::from_value(get(&description, "metadata")?)?;
-    let schema = schema_from_specs(&fields, metadata)?;
+    let json = get(&description, "schema")?.as_string().unwrap_or_default();
+    let spec: SchemaSpec = serde_json::from_str(&json).map_err(|e| {
+        usage(format!(
+            "internal error (please report): schema description: {e}"
+        ))
+    })?;
+    let schema = schema_from_specs(&spec.fields, spec.metadata)?;
     let memory = wasm_bindgen::memory();
     let described: Array = get(&description, "batches")?.unchecked_into();
     let mut batches = Vec::with_capacity(described.length() as usize);
