@@ -335,7 +335,9 @@ fn read_batch(
     )
 }
 
-/// Bytes of the batch's buffers that do not live in `body`: copies arrow-ipc made.
+/// Bytes of the batch's buffers that do not live in `body`: copies arrow-ipc made to
+/// realign them. The prechecks guarantee 8-byte alignment, so only types aligned wider
+/// than 8 can be copied; batches without them skip the walk.
 fn copied_outside(batch: &RecordBatch, body: &Buffer) -> u64 {
     fn walk(data: &ArrayData, body: std::ops::Range<usize>, total: &mut u64) {
         let nulls = data.nulls().map(|n| n.buffer());
@@ -346,9 +348,20 @@ fn copied_outside(batch: &RecordBatch, body: &Buffer) -> u64 {
                 *total += buffer.len() as u64;
             }
         }
-        for child in data.child_data() {
-            walk(child, body.clone(), total);
+        // A dictionary's values live in the body of their dictionary batch, not this one.
+        if !matches!(data.data_type(), DataType::Dictionary(..)) {
+            for child in data.child_data() {
+                walk(child, body.clone(), total);
+            }
         }
+    }
+    if !batch
+        .schema_ref()
+        .fields()
+        .iter()
+        .any(|f| aligned_wider_than_8(f.data_type()))
+    {
+        return 0;
     }
     let start = body.as_ptr() as usize;
     let mut total = 0;
@@ -356,6 +369,31 @@ fn copied_outside(batch: &RecordBatch, body: &Buffer) -> u64 {
         walk(&column.to_data(), start..start + body.len(), &mut total);
     }
     total
+}
+
+/// Whether arrow-rs needs more than 8-byte alignment somewhere in this type's buffers.
+fn aligned_wider_than_8(data_type: &DataType) -> bool {
+    use arrow_schema::IntervalUnit::MonthDayNano;
+    match data_type {
+        DataType::Decimal128(..)
+        | DataType::Decimal256(..)
+        | DataType::Interval(MonthDayNano)
+        | DataType::Utf8View
+        | DataType::BinaryView => true,
+        DataType::List(f)
+        | DataType::LargeList(f)
+        | DataType::ListView(f)
+        | DataType::LargeListView(f)
+        | DataType::FixedSizeList(f, _)
+        | DataType::Map(f, _) => aligned_wider_than_8(f.data_type()),
+        DataType::Struct(fields) => fields.iter().any(|f| aligned_wider_than_8(f.data_type())),
+        DataType::Union(fields, _) => fields
+            .iter()
+            .any(|(_, f)| aligned_wider_than_8(f.data_type())),
+        DataType::RunEndEncoded(_, values) => aligned_wider_than_8(values.data_type()),
+        // Dictionary values are decoded, and counted, with their dictionary batch.
+        _ => false,
+    }
 }
 
 /// arrow-ipc slices buffers without a bounds check (a panic, which aborts a wasm

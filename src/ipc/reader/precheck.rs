@@ -9,6 +9,7 @@
 
 use arrow_ipc::{FieldNode, MetadataVersion};
 use arrow_schema::{DataType, Field, UnionMode};
+use flatbuffers::{Follow, Vector};
 
 use crate::ipc::error::{QuiverError, Result};
 
@@ -48,25 +49,17 @@ pub(crate) fn precheck(
     fields: &[&Field],
     version: MetadataVersion,
 ) -> Result<()> {
+    // The flatbuffer vectors are read in place: this runs for every batch.
     let mut walk = Walk {
-        nodes: batch
-            .nodes()
-            .map(|n| n.iter().copied().collect())
-            .unwrap_or_default(),
-        buffers: batch
-            .buffers()
-            .map(|b| b.iter().copied().collect())
-            .unwrap_or_default(),
-        variadic: batch
-            .variadicBufferCounts()
-            .map(|v| v.iter().collect())
-            .unwrap_or_default(),
+        nodes: batch.nodes(),
+        buffers: batch.buffers(),
+        variadic: batch.variadicBufferCounts(),
         next_node: 0,
         next_buffer: 0,
         next_variadic: 0,
         version,
     };
-    for (index, buffer) in walk.buffers.iter().enumerate() {
+    for (index, buffer) in walk.buffers.iter().flatten().enumerate() {
         if buffer.offset() % 8 != 0 {
             return Err(QuiverError::invalid(format!(
                 "buffer {index} starts at body offset {}, expected a multiple of 8",
@@ -82,22 +75,30 @@ pub(crate) fn precheck(
     Ok(())
 }
 
-struct Walk {
-    nodes: Vec<FieldNode>,
-    buffers: Vec<arrow_ipc::Buffer>,
-    variadic: Vec<i64>,
+struct Walk<'a> {
+    nodes: Option<Vector<'a, FieldNode>>,
+    buffers: Option<Vector<'a, arrow_ipc::Buffer>>,
+    variadic: Option<Vector<'a, i64>>,
     next_node: usize,
     next_buffer: usize,
     next_variadic: usize,
     version: MetadataVersion,
 }
 
+/// Element `index` of a flatbuffer vector of structs, if there is one.
+fn at<'a, T: Follow<'a, Inner = &'a T> + 'a>(
+    vector: Option<Vector<'a, T>>,
+    index: usize,
+) -> Option<&'a T> {
+    vector.filter(|v| index < v.len()).map(|v| v.get(index))
+}
+
 /// `None` means the metadata ran out: stop and let arrow-ipc report it.
 type Step = Result<Option<()>>;
 
-impl Walk {
+impl Walk<'_> {
     fn node(&mut self, field: &Field) -> Result<Option<FieldNode>> {
-        let Some(node) = self.nodes.get(self.next_node).copied() else {
+        let Some(node) = at(self.nodes, self.next_node).copied() else {
             return Ok(None);
         };
         self.next_node += 1;
@@ -116,7 +117,7 @@ impl Walk {
     /// Takes the next buffer, checking that its length is a whole number of `width`-byte
     /// elements (width 1 for bitmaps and byte data) and at least `min_len`.
     fn buffer(&mut self, field: &Field, width: usize, min_len: i64) -> Step {
-        let Some(buffer) = self.buffers.get(self.next_buffer).copied() else {
+        let Some(buffer) = at(self.buffers, self.next_buffer).copied() else {
             return Ok(None);
         };
         let index = self.next_buffer;
@@ -162,12 +163,16 @@ impl Walk {
             Utf8 | Binary => self.buffers(field, &[1, 4, 1])?,
             LargeUtf8 | LargeBinary => self.buffers(field, &[1, 8, 1])?,
             Utf8View | BinaryView => {
-                let Some(count) = self.variadic.get(self.next_variadic).copied() else {
+                let Some(count) = self
+                    .variadic
+                    .filter(|v| self.next_variadic < v.len())
+                    .map(|v| v.get(self.next_variadic))
+                else {
                     return Ok(None);
                 };
                 self.next_variadic += 1;
                 let data = usize::try_from(count).unwrap_or(usize::MAX);
-                if data > self.buffers.len() {
+                if data > self.buffers.map_or(0, |b| b.len()) {
                     return Ok(None);
                 }
                 let widths: Vec<usize> = [1, 16].into_iter().chain(vec![1; data]).collect();
