@@ -60,7 +60,7 @@ async function start() {
   let stream;
   let failed;
   const began = performance.now();
-  const longTasks = watchLongTasks(run);
+  const longTasks = watchLongTasks(run, 'longestTaskMs');
   try {
     client = await FlightClient.connect(url);
     const sample = sampler(run, began);
@@ -103,6 +103,7 @@ async function start() {
     return;
   }
   setStatus(`Received ${fmt(run.rows)} rows in ${fmt(run.batches)} batches; comparing decoders and writers…`);
+  const panelTasks = watchLongTasks(run, 'longestPanelTaskMs');
   try {
     run.decode = await decodePanel(url, ticket, compression, run.stats.ipcBytesReceived);
     run.writer = await writerPanel(url);
@@ -113,6 +114,8 @@ async function start() {
     demo.state = 'failed';
     demo.error = describe(error);
   } finally {
+    panelTasks.disconnect();
+    showStats(run);
     setRunning(false);
   }
 }
@@ -165,7 +168,7 @@ async function writerPanel(url) {
       batches.set(rows, table.batches[0]);
       table.free();
     }
-    return compareWriters($('writer'), batches);
+    return await compareWriters($('writer'), batches);
   } finally {
     for (const batch of batches.values()) batch.free();
     client.close();
@@ -174,13 +177,14 @@ async function writerPanel(url) {
 }
 
 /**
- * Records the longest task the page ran while streaming (the Long Tasks API reports
- * tasks of 50 ms or more): input waits at most that long. Each frame is one task.
+ * Records in `run[key]` the longest task the page ran while watched (the Long Tasks API
+ * reports tasks of 50 ms or more; 0: none): input waits at most that long. While
+ * streaming each frame is one task; the panels run in slices (compare.js).
  */
-function watchLongTasks(run) {
-  run.longestTaskMs = 0;
+function watchLongTasks(run, key) {
+  run[key] = 0;
   const observer = new PerformanceObserver((list) => {
-    for (const entry of list.getEntries()) run.longestTaskMs = Math.max(run.longestTaskMs, entry.duration);
+    for (const entry of list.getEntries()) run[key] = Math.max(run[key], entry.duration);
   });
   observer.observe({ type: 'longtask' });
   return observer;
@@ -233,7 +237,8 @@ function showStats(run) {
       ['allocated', `${bytes(run.allocated)} (${bytes(run.batches ? run.allocated / run.batches : 0)} per batch)`],
       ['live', bytes(memory.liveBytes)],
       ['wasm memory', bytes(memory.wasmMemoryBytes)],
-      ['longest task', run.longestTaskMs ? `${fmt(run.longestTaskMs)} ms` : 'none over 50 ms'],
+      ['longest task', longest(run.longestTaskMs)],
+      ['longest task, panels', longest(run.longestPanelTaskMs)],
     ];
     $('stats').replaceChildren(...items.flatMap(([k, v]) => {
       const dd = el('dd', undefined, v);
@@ -242,6 +247,8 @@ function showStats(run) {
     }));
   });
 }
+
+const longest = (ms) => (ms === undefined ? 'not run' : ms ? `${fmt(ms)} ms` : 'none over 50 ms');
 
 function setRunning(running) {
   $('start').disabled = running;

@@ -116,9 +116,16 @@ test('the demo streams, graphs live, compares, and previews the first rows', { t
     assert.equal(run.shown.throughput, `${mean.toLocaleString('en-US', { minimumFractionDigits: 1, maximumFractionDigits: 1 })} MB/s`);
     assert.equal(run.shown.batches, '32');
     assert.equal(run.shown.messages, '33');
-    // Responsive: no task (a frame's decode) held the page long. Loose, for a shared machine.
-    assert.ok(run.longestTaskMs < 500, `a task took ${run.longestTaskMs} ms`);
-    t.diagnostic(`${mean.toFixed(1)} MB/s, ${run.allocated} bytes allocated for ${stats.bytesCopied} copied, longest task ${run.longestTaskMs} ms (0: none over 50 ms)`);
+    // Responsive: no task held input back for long. The page records the longest task
+    // with the Long Tasks API, which reports only tasks of 50 ms or more (0: none). On an
+    // idle machine both figures are 0: a stream's task is one frame's decode (at most
+    // 1 MiB), and the panels yield every 8 ms. Unsliced, the panels ran 86-129 ms tasks.
+    // A frame's task is not sliced, and on this shared 2-core machine, with builds running,
+    // one reached 95 ms, so the stream's bound is 100 ms; the panels' slices are timed by
+    // the clock, so theirs is 50 ms: any long task there means a slice did not yield.
+    assert.ok(run.longestTaskMs < 100, `a task took ${run.longestTaskMs} ms while streaming`);
+    assert.ok(run.longestPanelTaskMs < 50, `a task took ${run.longestPanelTaskMs} ms in the comparison panels`);
+    t.diagnostic(`${mean.toFixed(1)} MB/s, ${run.allocated} bytes allocated for ${stats.bytesCopied} copied, longest task ${run.longestTaskMs} ms streaming, ${run.longestPanelTaskMs} ms in the panels (0: none over 50 ms)`);
 
     // The generated data: id from 0, value = (id % 1000) * 0.25, label cycling.
     const expected = Array.from({ length: 8 }, (_, id) => [String(id), String((id % 1000) * 0.25), LABELS[id % 4]]);
