@@ -174,30 +174,28 @@ fn hostile_length_is_refused_by_the_limit() {
     );
 }
 
-#[wasm_bindgen_test]
-fn invalid_options_are_refused() {
-    let options = js_sys::JSON::parse(r#"{"maxMessageBytes": -5}"#).unwrap();
-    let error = message(
+/// The error a `StreamReader` gives for options written as JSON.
+fn options_error(json: &str) -> String {
+    let options = js_sys::JSON::parse(json).unwrap();
+    message(
         StreamReader::new(Some(options.unchecked_into()))
             .err()
             .unwrap(),
-    );
+    )
+}
+
+#[wasm_bindgen_test]
+fn invalid_options_are_refused() {
     assert_eq!(
-        error,
+        options_error(r#"{"maxMessageBytes": -5}"#),
         "maxMessageBytes must be a positive whole number of bytes, found -5"
     );
 }
 
 #[wasm_bindgen_test]
 fn misspelled_options_are_refused() {
-    let options = js_sys::JSON::parse(r#"{"maxMesageBytes": 1024}"#).unwrap();
-    let error = message(
-        StreamReader::new(Some(options.unchecked_into()))
-            .err()
-            .unwrap(),
-    );
     assert_eq!(
-        error,
+        options_error(r#"{"maxMesageBytes": 1024}"#),
         "unknown ReaderOptions field 'maxMesageBytes'; the fields are maxMessageBytes, maxDecompressedBytes"
     );
 }

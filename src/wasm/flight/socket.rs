@@ -1,5 +1,5 @@
 //! `Socket`: a WebSocket that owns its event listeners. They are Rust closures held here,
-//! not leaked with `.forget()`, and removed when the socket is dropped.
+//! never leaked (no `forget`), and removed when the socket is dropped.
 
 use std::rc::Rc;
 
