@@ -77,11 +77,12 @@ step "wasm-pack test --node (zstd-c)" \
 step "fuzz smoke" pkg-scripts/fuzz.sh 20
 step "build npm package" pkg-scripts/build.sh
 step "build npm package (zstd-c flavour)" pkg-scripts/build.sh --zstd-c
+# pyarrow writes the streams and expected values under tests/data/types (not checked in) that
+# the Node and browser column and fromArrowJS tests read.
+step "pyarrow expected values" .venv/bin/python tests/data/expected.py
 step "JS tests (node --test)" node --test tests/js/
 # The packed tarball installed as a user would: a Vite app in chromium, a Node script, tsc.
 step "consumer apps (npm pack: Vite, Node, tsc)" tests/consumer/run.sh
-# The browser column tests fetch these streams and pyarrow's values from the test server.
-step "pyarrow expected values" .venv/bin/python tests/data/expected.py
 step "browser tests (chromium)" node tests/browser/run.mjs
 # The demo page against pkg-scripts/demo.sh's gateway; screenshots in test-results/.
 step "demo end-to-end (chromium)" node tests/e2e/demo.mjs

@@ -1,5 +1,5 @@
 // fromArrowJS and batchFromColumns in Node 20 (tests/js/lib/from_js.js), on the pyarrow
-// streams checked in under tests/data/types.
+// streams that tests/data/expected.py writes to tests/data/types (test.sh runs it first).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFile } from 'node:fs/promises';
