@@ -91,7 +91,8 @@ else
 
   # wasm-bindgen writes the same .wasm for both targets; wasm-opt (a minute per run) is
   # run once and its output shared. The features are those rustc enables by default for
-  # wasm32; wasm-opt refuses instructions from features it was not told about.
+  # wasm32, plus SIMD (.cargo/config.toml); wasm-opt refuses instructions from features
+  # it was not told about.
   if ! cmp -s "$stage/web/quiver_bg.wasm" "$stage/node/quiver_bg.wasm"; then
     echo "the web and nodejs .wasm differ: run wasm-opt on each" >&2
     exit 1
@@ -99,7 +100,7 @@ else
   log "wasm-opt -Oz"
   "$wasm_opt" -Oz --enable-bulk-memory --enable-nontrapping-float-to-int \
     --enable-sign-ext --enable-mutable-globals --enable-reference-types \
-    --enable-multivalue "$stage/web/quiver_bg.wasm" -o "$stage/web/quiver_bg.opt.wasm"
+    --enable-multivalue --enable-simd "$stage/web/quiver_bg.wasm" -o "$stage/web/quiver_bg.opt.wasm"
   mv "$stage/web/quiver_bg.opt.wasm" "$stage/web/quiver_bg.wasm"
   cp "$stage/web/quiver_bg.wasm" "$stage/node/quiver_bg.wasm"
 

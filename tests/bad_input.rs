@@ -237,7 +237,7 @@ fn invalid_utf8_is_refused() {
     let at = bytes.windows(4).position(|w| w == b"abcd").unwrap();
     bytes[at..at + 2].copy_from_slice(&[0xFF, 0xFE]);
     let error = error_of(&bytes);
-    assert!(error.contains("Invalid UTF8 sequence"), "{error}");
+    assert!(error.contains("string 0 is not valid UTF-8"), "{error}");
 }
 
 #[test]

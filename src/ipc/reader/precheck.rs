@@ -11,6 +11,7 @@ use arrow_ipc::{FieldNode, MetadataVersion};
 use arrow_schema::{DataType, Field, UnionMode};
 use flatbuffers::{Follow, Vector};
 
+use super::validate::is_flat;
 use crate::ipc::error::{QuiverError, Result};
 
 /// Refuses schema parameters that arrow-rs converts with a panic (a negative fixed size).
@@ -158,10 +159,11 @@ impl Walk<'_> {
         let Some(node) = self.node(field)? else {
             return Ok(None);
         };
+        if is_flat(data_type) {
+            return self.flat(field, node);
+        }
         let step = match data_type {
             Null => Some(()),
-            Utf8 | Binary => self.buffers(field, &[1, 4, 1])?,
-            LargeUtf8 | LargeBinary => self.buffers(field, &[1, 8, 1])?,
             Utf8View | BinaryView => {
                 let Some(count) = self
                     .variadic
@@ -213,10 +215,43 @@ impl Walk<'_> {
                 Some(())
             }
             Dictionary(key, _) => self.buffers(field, &[1, key.primitive_width().unwrap_or(1)])?,
-            Boolean | FixedSizeBinary(_) => self.buffers(field, &[1, 1])?,
+            FixedSizeBinary(_) => self.buffers(field, &[1, 1])?,
             other => self.buffers(field, &[1, other.primitive_width().unwrap_or(1)])?,
         };
         Ok(step)
+    }
+
+    /// A flat type's buffers must also be long enough for its length: the reader builds
+    /// these arrays without arrow's validation (see `validate.rs`), and a short buffer
+    /// would panic there. These are the lengths arrow's validation requires.
+    fn flat(&mut self, field: &Field, node: FieldNode) -> Step {
+        use DataType::*;
+        let (len, nulls) = (node.length(), node.null_count());
+        let bitmap = (len + 7) / 8;
+        // arrow-ipc ignores the validity buffer of a field without nulls.
+        if self
+            .buffer(field, 1, if nulls > 0 { bitmap } else { 0 })?
+            .is_none()
+        {
+            return Ok(None);
+        }
+        let offsets = |width: i64| if len > 0 { (len + 1) * width } else { 0 };
+        match field.data_type() {
+            Utf8 | Binary => self.offsets_and_data(field, 4, offsets(4)),
+            LargeUtf8 | LargeBinary => self.offsets_and_data(field, 8, offsets(8)),
+            Boolean => self.buffer(field, 1, bitmap),
+            other => {
+                let width = other.primitive_width().unwrap_or(1);
+                self.buffer(field, width, len * width as i64)
+            }
+        }
+    }
+
+    fn offsets_and_data(&mut self, field: &Field, width: usize, min_len: i64) -> Step {
+        if self.buffer(field, width, min_len)?.is_none() {
+            return Ok(None);
+        }
+        self.buffer(field, 1, 0)
     }
 
     fn list(&mut self, field: &Field, child: &Field, widths: &[usize]) -> Step {
