@@ -1,9 +1,12 @@
 // Timing helpers shared by every benchmark, in Node and in the browser: medians over
 // rounds (the machine is noisy), and plain-text tables.
 
-/** Median of `rounds` timings (ms) of `run`, after one warm-up round. */
-export async function medianMs(run, rounds) {
-  await run();
+/**
+ * Median of `rounds` timings (ms) of `run`, after warm-up rounds: engines compile wasm
+ * and hot JS in tiers, and the first rounds of a cell would otherwise time the compiler.
+ */
+export async function medianMs(run, rounds, warmups = 3) {
+  for (let i = 0; i < warmups; i++) await run();
   const times = [];
   for (let i = 0; i < rounds; i++) {
     const start = performance.now();

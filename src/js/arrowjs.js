@@ -12,6 +12,9 @@
 // Strings: Arrow JS decodes them with TextDecoder, which refuses views of a resizable
 // buffer, so on resizable memory the UTF-8 bytes (and a Utf8View's views, which inline
 // short strings) are copied; offsets, validity and every other buffer are still shared.
+// The copy is made when Arrow JS first reads that Data's bytes (a getter that replaces
+// itself), like Arrow JS's own lazy decoding: code that never reads string contents, or
+// reads only a few columns, pays for none or few of them.
 
 import { fixedWidth, parseLayout } from './views.js';
 
@@ -121,16 +124,23 @@ function makeData(ctx, type, field, node, shift = 0, length = node.length) {
       break;
     case 'Utf8': case 'Binary': case 'LargeUtf8': case 'LargeBinary': {
       const large = field.type.id.startsWith('Large');
-      const bytes = field.type.id.includes('Utf8') ? ctx.text : view;
+      const { address, bytes } = node.buffers[1];
       props.valueOffsets = buffer(0, large ? BigInt64Array : Int32Array, start, length + 1);
-      props.data = bytes(Uint8Array, node.buffers[1].address, node.buffers[1].bytes);
-      break;
+      props.data = view(Uint8Array, address, bytes);
+      const data = arrow.makeData(props);
+      if (field.type.id.includes('Utf8')) ctx.textLater(data, 'values', () => ctx.text(address, bytes));
+      return data;
     }
     case 'Utf8View': case 'BinaryView': {
-      const bytes = field.type.id === 'Utf8View' ? ctx.text : view;
-      props.views = bytes(Uint8Array, node.buffers[0].address + start * 16, length * 16);
-      props.variadicBuffers = node.buffers.slice(1).map((b) => bytes(Uint8Array, b.address, b.bytes));
-      break;
+      const address = node.buffers[0].address + start * 16;
+      props.views = view(Uint8Array, address, length * 16);
+      props.variadicBuffers = node.buffers.slice(1).map((b) => view(Uint8Array, b.address, b.bytes));
+      const data = arrow.makeData(props);
+      if (field.type.id === 'Utf8View') {
+        ctx.textLater(data, 'values', () => ctx.text(address, length * 16));
+        ctx.textLater(data, 'variadicBuffers', () => node.buffers.slice(1).map((b) => ctx.text(b.address, b.bytes)));
+      }
+      return data;
     }
     case 'List': case 'LargeList': case 'Map':
       props.valueOffsets = buffer(0, field.type.id === 'LargeList' ? BigInt64Array : Int32Array, start, length + 1);
@@ -183,13 +193,12 @@ function context(arrow, memory, zero) {
     }
     return out;
   };
-  // UTF-8 that Arrow JS will hand to TextDecoder (see the top of this file): on resizable
-  // memory, copied with set() into arenas that double up to 4 MiB, since in Chromium
-  // slice() of such a view is slow and one allocation per buffer costs more than the copy.
+  // UTF-8 that Arrow JS will hand to TextDecoder (see the top of this file), copied with
+  // set() into arenas that double up to 4 MiB: in Chromium slice() of a view of a
+  // resizable buffer is slow, and one allocation per buffer costs more than the copy.
   let arena = new Uint8Array(0);
   let used = 0;
-  const text = (Array, address, count) => {
-    if (!memory.buffer.resizable) return view(Array, address, count);
+  const text = (address, count) => {
     if (used + count > arena.length) {
       arena = new Uint8Array(Math.max(count, Math.min(2 * arena.length, ARENA_BYTES), 65536));
       used = 0;
@@ -199,7 +208,20 @@ function context(arrow, memory, zero) {
     used += (count + 7) & ~7; // keep every copy 8-byte aligned, as Arrow buffers are
     return out;
   };
-  return { arrow, view, bitmap, text };
+  // On resizable memory, `data[key]` becomes a getter that copies on first read and then
+  // replaces itself with the copy; elsewhere the views (or copies) already work.
+  const textLater = (data, key, copy) => {
+    if (!memory.buffer.resizable) return;
+    const settle = (value) =>
+      Object.defineProperty(data, key, { value, writable: true, enumerable: true, configurable: true });
+    Object.defineProperty(data, key, {
+      get: () => settle(copy())[key],
+      set: settle,
+      enumerable: true,
+      configurable: true,
+    });
+  };
+  return { arrow, view, bitmap, text, textLater };
 }
 
 function arrowBatch(ctx, schema, layout) {

@@ -38,11 +38,13 @@ export function memoryTests({ test, assert, quiver, arrow, expected, read, names
       const fields = Array.from({ length: table.numColumns }, (_, k) => table.getChild(k).field);
       const convertible = !fields.some((f) => JSON.stringify(f).includes('"RunEndEncoded"'));
       const converted = convertible ? quiver.toArrowJS(table, arrow) : undefined;
+      // Not read before the growth: its string bytes are first copied after it.
+      const convertedLater = convertible ? quiver.toArrowJS(table, arrow) : undefined;
       const batches = table.batches;
       const columns = batches.map((b) => b.columns());
       const views = columns.map((cs) => cs.map((c) => c.values));
       const lengths = views.map((vs) => vs.map((v) => v?.length));
-      held.push({ name, table, fields, converted, batches, columns, views, lengths,
+      held.push({ name, table, fields, converted, convertedLater, batches, columns, views, lengths,
         arrowBefore: converted && arrowValues(arrow, converted, fields) });
     }
     const before = quiver.memoryStats().wasmMemoryBytes;
@@ -50,7 +52,7 @@ export function memoryTests({ test, assert, quiver, arrow, expected, read, names
     const after = quiver.memoryStats().wasmMemoryBytes;
     assert.ok(after - before >= 64 << 20, `wasm memory grew by ${after - before} bytes only`);
     try {
-      for (const { name, table, fields, converted, batches, columns, views, lengths, arrowBefore } of held) {
+      for (const { name, table, fields, converted, convertedLater, batches, columns, views, lengths, arrowBefore } of held) {
         const want = expected[name];
         batches.forEach((batch, b) => {
           columns[b].forEach((column, k) => {
@@ -71,7 +73,10 @@ export function memoryTests({ test, assert, quiver, arrow, expected, read, names
           const all = want.flatMap((batch) => batch.columns[k].values);
           assert.deepEqual(table.getChild(k).toArray(), all, `${name} getChild(${k})`);
         });
-        if (converted) assert.deepEqual(arrowValues(arrow, converted, fields), arrowBefore, `${name}: toArrowJS`);
+        if (converted) {
+          assert.deepEqual(arrowValues(arrow, converted, fields), arrowBefore, `${name}: toArrowJS`);
+          assert.deepEqual(arrowValues(arrow, convertedLater, fields), arrowBefore, `${name}: toArrowJS, first read after growth`);
+        }
       }
     } finally {
       big.free();
@@ -161,6 +166,15 @@ export function memoryTests({ test, assert, quiver, arrow, expected, read, names
     assert.equal(dataOf(quiver.toArrowJS(table, arrow)) === memory, memory.resizable === true);
     assert.equal(dataOf(quiver.toArrowJS(batch, arrow, { zeroCopy: true })), memory);
     assert.notEqual(dataOf(quiver.toArrowJS(table, arrow, { zeroCopy: false })), memory);
+    // Arrow JS decodes strings with TextDecoder, which refuses resizable buffers: there the
+    // UTF-8 bytes are copied out when first read, and not before.
+    // (tableFromArrays encodes strings as a dictionary: these are its values.)
+    const str = quiver.toArrowJS(table, arrow).getChild('str').data[0].dictionary.data[0];
+    const lazy = memory.resizable === true;
+    assert.equal(typeof Object.getOwnPropertyDescriptor(str, 'values').get, lazy ? 'function' : 'undefined');
+    assert.deepEqual(str.values.subarray(0, 7), new TextEncoder().encode('row 0:0'));
+    assert.equal(Object.getOwnPropertyDescriptor(str, 'values').get, undefined);
+    assert.equal(str.values.buffer.resizable, false);
     // The result holds its own share of the buffers: freeing the source leaves it valid.
     const shared = quiver.toArrowJS(batch, arrow, { zeroCopy: true });
     batch.free();
