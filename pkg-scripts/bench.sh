@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Runs every benchmark in Node 20 and in headless Chromium, against the real peers
 # (apache-arrow JS, flechette) on the same data in the same run, and writes the tables
-# to bench-results/{node,chromium}.md (the README's figures come from these files).
+# to bench-results/{node,chromium}.md (the README's figures come from these files; a run
+# of some suites writes to target/bench-results/ instead).
 #
 # Usage: pkg-scripts/bench.sh [--zstd-c] [suite,suite...]   (default: every suite)
 #   --zstd-c  also builds the zstd-c flavour (build.sh --zstd-c) and adds it to the reader
@@ -21,13 +22,18 @@ fi
 
 data=target/bench-data
 .venv/bin/python bench/data.py "$data"
-mkdir -p bench-results
 
-suites=${1:-$(node -e "import('./bench/suites.js').then(m => console.log(Object.keys(m.suites).join(',')))")}
-echo "[bench] suites: $suites"
+# A run of every suite writes the committed tables in bench-results/ (the README's figures
+# come from there); a run of some suites writes target/bench-results/, so that it never
+# leaves a partial table set where the full one was.
+all=$(node -e "import('./bench/suites.js').then(m => console.log(Object.keys(m.suites).join(',')))")
+suites=${1:-$all}
+if [ "$suites" = "$all" ]; then out=bench-results; else out=target/bench-results; fi
+mkdir -p "$out"
+echo "[bench] suites: $suites; tables in $out/"
 {
   echo "Machine: $(nproc) cores, $(uname -m), $(date -u +%Y-%m-%d). Medians over rounds; ratios from the same run."
   echo
-  node bench/node.mjs "$data" bench-results/node.json ${suites//,/ }
-} | tee bench-results/node.md
-node bench/browser.mjs "$data" bench-results/chromium.json "$suites" | tee bench-results/chromium.md
+  node bench/node.mjs "$data" "$out/node.json" ${suites//,/ }
+} | tee "$out/node.md"
+node bench/browser.mjs "$data" "$out/chromium.json" "$suites" | tee "$out/chromium.md"
