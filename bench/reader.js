@@ -6,7 +6,7 @@
 // (the sum of `f64`, and the total UTF-8 bytes of `str` from its offsets), because the
 // JS libraries decode lazily. Every run's checksum must agree, so a contender that skips
 // work fails instead of winning.
-import { medianMs, table, fmt } from './timing.js';
+import { medianMs, table, fmt, warmUp } from './timing.js';
 
 /** Splits `bytes` into subarray segments (no copy): fixed 64 KiB, or random 1–100 KiB. */
 export function segment(bytes, mode) {
@@ -122,6 +122,12 @@ function contenders({ quiver, quiverZstdC, arrow, flechette }) {
  */
 export async function runReaderBench(libs, files, { rounds = 5, codecs = ['none', 'lz4', 'zstd'], log = () => {} } = {}) {
   const run = contenders(libs);
+  for (const [name, fn] of Object.entries(run)) {
+    if (name === 'memcpy') continue;
+    const streams = codecs.filter((c) => name !== 'quiverZstdC' || c === 'zstd')
+      .map((c) => segment(files[`reader-500-${c}`], '64k'));
+    await warmUp(async () => { for (const s of streams) await fn(s, true); });
+  }
   const results = [];
   for (const codec of codecs) {
     for (const rows of [100, 500, 2000, 8192]) {

@@ -17,6 +17,17 @@ export async function medianMs(run, rounds, warmups = 3) {
   return times[Math.floor(times.length / 2)];
 }
 
+/**
+ * Runs `run` over and over for `ms` milliseconds. Engines compile wasm and hot JS in tiers,
+ * on background threads: on a busy 2-core machine the optimised code of a 1 MB module can
+ * take seconds to arrive, which per-cell warm-up rounds do not cover. Each suite warms
+ * every contender up this way before it times anything.
+ */
+export async function warmUp(run, ms = 1500) {
+  const until = performance.now() + ms;
+  while (performance.now() < until) await run();
+}
+
 /** A fixed-width text table from rows of equal length (first row is the header). */
 export function table(rows) {
   const widths = rows[0].map((_, c) => Math.max(...rows.map((r) => String(r[c]).length)));

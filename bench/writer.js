@@ -9,7 +9,7 @@
 // the Arrow JS batches through fromArrowJS (one copy into wasm per batch), and hands the
 // chunks to JS with toArray(), as a sender would. Every contender's output is decoded once
 // and must hold all rows, so a contender that skips work fails instead of winning.
-import { medianMs, table, fmt } from './timing.js';
+import { medianMs, table, fmt, warmUp } from './timing.js';
 
 const BATCHES = 200;
 
@@ -120,6 +120,7 @@ export async function runWriterBench(libs, files, { rounds = 5, log = () => {} }
     for (const codec of ['none', 'zstd']) {
       for (const [name, fn] of Object.entries(contenders(libs, codec))) {
         const go = () => fn(input);
+        if (rows === 100) await warmUp(go, codec === 'none' ? 1500 : 500);
         if (name !== 'memcpy') {
           const check = quiver.tableFromIPC(joined(go()));
           if (check.numRows !== BATCHES * rows) throw new Error(`${name} wrote ${check.numRows} rows`);
