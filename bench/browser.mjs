@@ -15,7 +15,7 @@ const [dataDir, outFile, suiteList = 'reader'] = process.argv.slice(2);
 const names = (await readdir(dataDir)).filter((f) => f.endsWith('.arrows')).map((f) => f.replace(/\.arrows$/, ''));
 await writeFile(join(dataDir, 'index.json'), JSON.stringify(names));
 
-const server = await serve(root);
+const server = await serve(root, 0, { isolated: true });
 // The flight suite reads from a release `quiver-gateway --demo` that allows this origin.
 const gateway = suiteList.split(',').includes('flight')
   ? await startGateway(buildGateway({ release: true }), ['--demo', '--allow-origin', server.url.replace(/\/$/, '')])

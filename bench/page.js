@@ -34,6 +34,9 @@ async function main() {
   for (const name of names) {
     files[name] = new Uint8Array(await (await fetch(`/${params.get('data')}/${name}.arrows`)).arrayBuffer());
   }
+  // bench/browser.mjs serves the page cross-origin isolated: otherwise Chromium rounds
+  // performance.now() to 100 µs, a sizeable part of a timed run of small batches.
+  if (!globalThis.crossOriginIsolated) throw new Error('the benchmark page is not cross-origin isolated');
   const env = `Chromium ${navigator.userAgent.match(/Chrome\/([\d.]+)/)?.[1] ?? '?'}`;
   // The gateway browser.mjs started for the flight suite, and its CPU time so far.
   const flight = params.get('gateway')

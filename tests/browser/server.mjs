@@ -21,8 +21,15 @@ const TYPES = {
 /**
  * Serves `root` on 127.0.0.1 at `port` (0: any free port).
  * Returns `{ url, close }`; `url` ends with a slash.
+ *
+ * `isolated` sends the headers that make pages cross-origin isolated, where Chromium's
+ * performance.now() is precise to 5 µs instead of 100 µs (the benchmarks time runs of a
+ * few hundred µs).
  */
-export async function serve(root, port = 0) {
+export async function serve(root, port = 0, { isolated = false } = {}) {
+  const isolation = isolated
+    ? { 'cross-origin-opener-policy': 'same-origin', 'cross-origin-embedder-policy': 'require-corp' }
+    : {};
   const base = normalize(root + sep);
   const server = createServer(async (req, res) => {
     const path = decodeURIComponent(new URL(req.url, 'http://localhost').pathname);
@@ -40,6 +47,7 @@ export async function serve(root, port = 0) {
         'content-type': TYPES[extname(target)] ?? 'application/octet-stream',
         'content-length': size,
         'cache-control': 'no-store',
+        ...isolation,
       });
       createReadStream(target).pipe(res);
     } catch {
