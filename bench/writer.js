@@ -18,43 +18,42 @@ function contenders({ quiver, arrow, flechette }, codec) {
   const compression = codec === 'zstd' ? { compression: 'zstd', zstdLevel: 1 } : {};
   // Each chunk is consumed before the Chunks are freed (copied into `dst`, as
   // WebSocket.send or a file write would copy it): a view is valid only until free().
+  const sink = (dst) => {
+    let at = 0;
+    return {
+      consume(chunks) {
+        for (const bytes of chunks.toArray()) {
+          dst.set(bytes, at);
+          at += bytes.length;
+        }
+        chunks.free();
+      },
+      written: () => dst.subarray(0, at),
+    };
+  };
   const quiverWrite = (chunkSizing) => ({ quiverBatches, dst }) => {
     const options = { ...compression, chunkSizing };
     const writer = quiver.StreamWriter.forBatch(quiverBatches[0], options);
-    let at = 0;
-    const consume = (chunks) => {
-      for (const bytes of chunks.toArray()) {
-        dst.set(bytes, at);
-        at += bytes.length;
-      }
-      chunks.free();
-    };
-    for (const batch of quiverBatches) consume(writer.write(batch));
-    consume(writer.finish());
+    const out = sink(dst);
+    for (const batch of quiverBatches) out.consume(writer.write(batch));
+    out.consume(writer.finish());
     writer.free();
-    return [dst.subarray(0, at)];
+    return [out.written()];
   };
   // From Arrow JS batches: fromArrowJS copies each batch into wasm once, then it is written.
   const quiverFromArrowJS = ({ arrowBatches, dst }) => {
     const first = quiver.fromArrowJS(arrowBatches[0]);
     const writer = quiver.StreamWriter.forBatch(first, compression);
     first.free();
-    let at = 0;
-    const consume = (chunks) => {
-      for (const bytes of chunks.toArray()) {
-        dst.set(bytes, at);
-        at += bytes.length;
-      }
-      chunks.free();
-    };
+    const out = sink(dst);
     for (const arrowBatch of arrowBatches) {
       const batch = quiver.fromArrowJS(arrowBatch);
-      consume(writer.write(batch));
+      out.consume(writer.write(batch));
       batch.free();
     }
-    consume(writer.finish());
+    out.consume(writer.finish());
     writer.free();
-    return [dst.subarray(0, at)];
+    return [out.written()];
   };
   const quivers = {
     quiver: quiverWrite('exact'),
