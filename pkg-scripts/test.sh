@@ -62,7 +62,8 @@ step "wasm-pack test --node" wasm-pack test --node
 # Integration suites only (`--test '*'`): the library's own unit tests (the SIMD
 # validation, src/ipc/reader/validate.rs) run as wasm in Node above. Forced into the
 # browser, their test page did not finish loading within chromedriver's 300 s, twice, while
-# the integration suites load in seconds; the cause is not found yet (README limits).
+# the integration suites load in seconds; the cause is not found yet (the symptom of
+# wasm-bindgen/wasm-pack#783, "Loading scripts..." until the timeout; README limits).
 step "wasm-pack test --chrome" \
   env WASM_BINDGEN_USE_BROWSER=1 CHROMEDRIVER="$(command -v chromedriver)" \
   wasm-pack test --headless --chrome -- --test '*'
