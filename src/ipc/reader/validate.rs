@@ -222,89 +222,14 @@ mod tests {
 
     use super::validate_batch;
 
-    // Native runs test the portable loops; the wasm test runs the SIMD ones.
-    #[cfg(target_arch = "wasm32")]
-    use wasm_bindgen_test::wasm_bindgen_test as test;
-
-    /// A one-column batch built without validation, as arrow-ipc builds it for the reader.
-    fn unchecked(data_type: DataType, len: usize, offsets: &[i32], data: &[u8]) -> ArrayData {
-        let builder = ArrayData::builder(data_type)
-            .len(len)
-            .add_buffer(Buffer::from_slice_ref(offsets))
-            .add_buffer(Buffer::from_slice_ref(data));
-        // SAFETY: test input, validated below by both implementations.
-        unsafe { builder.build_unchecked() }
-    }
+    // Whether these checks refuse exactly what arrow refuses is tested through the reader,
+    // natively and as wasm: tests/string_validation.rs.
 
     fn batch_of(data: ArrayData) -> RecordBatch {
         let field = Field::new("c", data.data_type().clone(), true);
         let schema = Arc::new(Schema::new(vec![field]));
-        // SAFETY: as above; `validate_batch` is what is under test.
+        // SAFETY: `validate_batch` is what is under test.
         unsafe { RecordBatch::new_unchecked(schema, vec![make_array(data.clone())], data.len()) }
-    }
-
-    /// Quiver's checks accept exactly what arrow-data's full validation accepts.
-    fn agrees(data_type: DataType, offsets: &[i32], data: &[u8]) {
-        let data = unchecked(data_type, offsets.len().saturating_sub(1), offsets, data);
-        let arrow = data.validate_full();
-        let quiver = validate_batch(batch_of(data.clone()));
-        assert_eq!(
-            arrow.is_ok(),
-            quiver.is_ok(),
-            "offsets {offsets:?} of {:?}: arrow {arrow:?}, quiver {:?}",
-            data.buffers()[1].as_slice(),
-            quiver.err()
-        );
-    }
-
-    #[test]
-    fn strings_and_binaries_are_refused_where_arrow_refuses_them() {
-        let text = "aé€😀z".as_bytes(); // 1, 2, 3 and 4-byte characters
-        let cases: &[(&[i32], &[u8])] = &[
-            (&[0, 1, 3, 6, 10, 11], text),
-            (&[0, 2, 3], text),     // splits é
-            (&[0, 4], text),        // splits €
-            (&[1, 3], text),        // starts at a character, not at 0
-            (&[0, 3, 1], text),     // decreasing
-            (&[-1, 3], text),       // negative
-            (&[0, 12], text),       // past the data
-            (&[0, 2], b"\xff\xfe"), // not UTF-8
-            (&[0, 1, 2], b"a\x80"), // a lone continuation byte
-            (&[0], b""),            // empty
-            (&[0, 0, 0], b""),      // empty strings
-            (&[3, 3], b"abc"),      // one empty string at the end
-        ];
-        for (offsets, data) in cases {
-            agrees(DataType::Utf8, offsets, data);
-            agrees(DataType::Binary, offsets, data);
-        }
-    }
-
-    #[test]
-    fn random_offsets_agree_with_arrow() {
-        // A small xorshift: the test is deterministic and needs no extra crate.
-        let mut state = 0x2545_f491_4f6c_dd1du64;
-        let mut next = move |bound: u64| {
-            state ^= state << 13;
-            state ^= state >> 7;
-            state ^= state << 17;
-            state % bound
-        };
-        // Long enough for the SIMD loops (16 bytes, 4 offsets a step) and their tails.
-        let alphabet = "abcdefgh€é😀".as_bytes();
-        for _ in 0..3000 {
-            let data: Vec<u8> = (0..next(80))
-                .map(|_| alphabet[next(alphabet.len() as u64) as usize])
-                .collect();
-            let mut offsets = vec![next(3) as i32 - 1];
-            for _ in 0..next(24) {
-                // Mostly increasing, sometimes by a partial character, rarely decreasing.
-                let step = if next(30) == 0 { -1 } else { next(6) as i32 };
-                offsets.push(offsets.last().unwrap() + step);
-            }
-            agrees(DataType::Utf8, &offsets, &data);
-            agrees(DataType::Binary, &offsets, &data);
-        }
     }
 
     #[test]
