@@ -59,14 +59,8 @@ step "cargo test" cargo test --workspace
 # wasm-pack tests the package in the current folder: the root crate `quiver` only.
 step "wasm-pack test --node" wasm-pack test --node
 # The suites use no `run_in_browser`, so WASM_BINDGEN_USE_BROWSER runs the same tests here.
-# Integration suites only (`--test '*'`): the library's own unit tests (the SIMD
-# validation, src/ipc/reader/validate.rs) run as wasm in Node above.
-#
-# Now and then a wasm-bindgen-test page never gets past "Loading scripts..." under
-# chromedriver, and the runner gives up after 300 s (seen for wasm_views, wasm_from_js and
-# the library's unit tests, which did it twice in a row; the symptom of
-# wasm-bindgen/wasm-pack#783; cause not found, README limits). wasm-test-chrome.sh retries
-# that harness failure, and only that one, at most twice.
+# wasm-test-chrome.sh routes Chromium through a proxy that works around a test-page
+# hang in wasm-bindgen-test-runner's server (described in close-proxy.mjs).
 step "wasm-pack test --chrome" pkg-scripts/wasm-test-chrome.sh
 # The zstd-c build (C zstd instead of ruzstd) runs the same ZSTD tests: natively (gcc
 # builds libzstd) and as wasm in Node (clang builds it). Its own target dir keeps the
