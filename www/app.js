@@ -1,10 +1,10 @@
-// The demo page: a DoGet through the gateway with Quiver's FlightClient, which decodes
-// each frame as it arrives; graphs throughput and wasm allocation per batch live, then
-// runs the comparison panels.
-import init, { FlightClient, memoryStats } from '../pkg/web/index.js';
-import { captureFrames, gatewayUrl } from './wire.js';
+// The demo page: a DoGet through the gateway, decoded as each frame arrives by Quiver's
+// FlightClient in a worker (worker.js), so that decoding never holds up the page; graphs
+// throughput and wasm allocation per batch live, then draws the comparison panels, also
+// measured in the worker.
+import { gatewayUrl } from './wire.js';
 import { allocationChart, bytes, el, fmt, throughputChart } from './charts.js';
-import { WRITER_ROWS, compareDecoders, compareWriters } from './compare.js';
+import { drawDecoders, drawWriters } from './compare.js';
 
 const $ = (id) => document.getElementById(id);
 const MiB = 1024 * 1024;
@@ -12,12 +12,10 @@ const MiB = 1024 * 1024;
 const COMPARE_BYTES = 256 * MiB;
 /** Throughput is measured over the last this many batches. */
 const WINDOW = 10;
-const PREVIEW_ROWS = 8;
 
-await init();
+const worker = new Worker(new URL('./worker.js', import.meta.url), { type: 'module' });
 const throughput = throughputChart($('throughput'));
 const allocation = allocationChart($('allocation'));
-let controller;
 // The state of the latest run, for the end-to-end test and the curious (console).
 const demo = { state: 'idle', run: undefined, charts: { throughput, allocation } };
 window.quiverDemo = demo;
@@ -26,7 +24,30 @@ $('controls').addEventListener('submit', (event) => {
   event.preventDefault();
   start();
 });
-$('stop').addEventListener('click', () => controller?.abort());
+$('stop').addEventListener('click', () => worker.postMessage({ type: 'stop' }));
+worker.addEventListener('error', (event) => {
+  showError(`The page's worker failed: ${event.message ?? 'it did not load'}. Reload the page.`);
+  demo.state = 'failed';
+  setRunning(false);
+});
+
+/**
+ * Resolves with the worker's next message of `type`, handing the others to `each`. Records
+ * in `demo.run.longestHandlerMs` the longest time the page spent on one message: the only
+ * work of the page's own that a stream causes, so it bounds how long decoding holds up
+ * input (the issue asks for at most a frame).
+ */
+function next(type, each = () => {}) {
+  return new Promise((resolve) => {
+    worker.onmessage = ({ data }) => {
+      const began = performance.now();
+      if (data.type === type) resolve(data);
+      else each(data);
+      const run = demo.run;
+      if (run) run.longestHandlerMs = Math.max(run.longestHandlerMs, performance.now() - began);
+    };
+  });
+}
 
 async function start() {
   const rows = Number($('rows').value);
@@ -46,140 +67,104 @@ async function start() {
   for (const id of ['decode', 'writer']) $(id).replaceChildren(el('p', 'note', 'Runs after a stream ends.'));
   $('preview').tHead.replaceChildren();
   $('preview').tBodies[0].replaceChildren();
-  controller = new AbortController();
   const run = {
     ticket, url, compression, samples: [], frames: 0, bytesReceived: 0, batches: 0, rows: 0,
-    allocated: 0, preview: undefined, live: undefined, stats: undefined, elapsed: 0,
+    allocated: 0, preview: undefined, live: undefined, stats: undefined, elapsed: 0, memory: undefined,
+    longestHandlerMs: 0,
   };
   demo.run = run;
   demo.state = 'streaming';
   demo.error = undefined;
   setStatus(`Streaming ${ticket} from ${url}`);
 
-  let client;
-  let stream;
-  let failed;
-  const began = performance.now();
   const longTasks = watchLongTasks(run, 'longestTaskMs');
-  try {
-    client = await FlightClient.connect(url);
-    const sample = sampler(run, began);
-    stream = client.doGet(ticket, {
-      signal: controller.signal,
-      creditWindow: Number($('segment').value) || undefined,
-      // After each frame, so the counters move while a large batch is still arriving.
-      onProgress: (progress) => {
-        run.frames++;
-        run.bytesReceived = progress.bytesReceived;
-        run.elapsed = (performance.now() - began) / 1000;
-        run.live = stream.stats;
-        showStats(run);
-      },
-    });
-    // Each batch is decoded in the frame's own socket task, so input is handled between.
-    for await (const batch of stream) {
-      sample(batch);
-      run.preview ??= preview(batch);
-      batch.free();
+  const sample = sampler(run);
+  const ended = next('end', (message) => {
+    if (message.type === 'progress') {
+      run.frames++;
+      run.bytesReceived = message.bytesReceived;
+      run.elapsed = message.elapsed;
+      run.live = message.live;
+      showStats(run);
+    } else if (message.type === 'batch') {
+      sample(message);
+    } else if (message.type === 'preview') {
+      run.preview = showPreview(message);
     }
-  } catch (error) {
-    failed = error;
-  } finally {
-    run.elapsed = (performance.now() - began) / 1000;
-    longTasks.disconnect();
-    if (stream) run.stats = stream.stats;
-    stream?.free();
-    client?.close();
-    client?.free();
-    showStats(run);
-  }
-  if (failed) {
-    const stopped = failed.code === 1 && controller.signal.aborted;
+  });
+  worker.postMessage({ type: 'start', url, ticket, creditWindow: Number($('segment').value) || undefined });
+  const { elapsed, stats, error } = await ended;
+  run.elapsed = elapsed;
+  run.stats = stats;
+  longTasks.disconnect();
+  showStats(run);
+  if (error) {
+    // FlightError code 1 (CANCELLED) after Stop.
+    const stopped = error.code === 1 && error.aborted;
     if (stopped) setStatus(`Stopped after ${fmt(run.batches)} batches.`);
-    else showError(`The stream failed after ${fmt(run.batches)} batches: ${describe(failed)}`);
+    else showError(`The stream failed after ${fmt(run.batches)} batches: ${describe(error)}`);
     demo.state = stopped ? 'stopped' : 'failed';
-    demo.error = describe(failed);
+    demo.error = describe(error);
     setRunning(false);
     return;
   }
   setStatus(`Received ${fmt(run.rows)} rows in ${fmt(run.batches)} batches; comparing decoders and writers…`);
   const panelTasks = watchLongTasks(run, 'longestPanelTaskMs');
-  try {
-    run.decode = await decodePanel(url, ticket, compression, run.stats.ipcBytesReceived);
-    run.writer = await writerPanel(url);
+  const size = run.stats.ipcBytesReceived;
+  const skipDecode = size > COMPARE_BYTES;
+  if (skipDecode) {
+    $('decode').textContent = `Skipped: the stream (${bytes(size)}) is larger than the ${bytes(COMPARE_BYTES)} this panel holds in memory.`;
+  }
+  const measured = next('panels');
+  worker.postMessage({ type: 'panels', url, ticket, skipDecode });
+  const panels = await measured;
+  panelTasks.disconnect();
+  if (panels.error) {
+    showError(`The comparison failed: ${describe(panels.error)}`);
+    demo.state = 'failed';
+    demo.error = describe(panels.error);
+  } else {
+    if (panels.decode) drawDecoders($('decode'), panels.decode, compression);
+    drawWriters($('writer'), panels.writer);
+    run.decode = panels.decode;
+    run.writer = panels.writer;
     setStatus(`Done: ${fmt(run.rows)} rows, ${bytes(run.bytesReceived)} in ${fmt(run.elapsed, 2)} s.`);
     demo.state = 'done';
-  } catch (error) {
-    showError(`The comparison failed: ${describe(error)}`);
-    demo.state = 'failed';
-    demo.error = describe(error);
-  } finally {
-    panelTasks.disconnect();
-    showStats(run);
-    setRunning(false);
   }
+  showStats(run);
+  setRunning(false);
 }
 
 /**
- * Returns what to call for each batch: it adds a point to both charts. Allocation is
- * `memoryStats()` between batches (the frames' bytes and the decode); throughput is over
- * the last WINDOW batches.
+ * Returns what to call for each of the worker's `batch` messages: it adds a point to both
+ * charts. Allocation is what the worker's module allocated between batches (the frames'
+ * bytes and the decode); throughput is over the last WINDOW batches.
  */
-function sampler(run, began) {
+function sampler(run) {
   const history = [{ t: 0, bytes: 0 }];
-  let lastAllocated = memoryStats().allocatedBytes;
-  return (batch) => {
-    const t = (performance.now() - began) / 1000;
-    const memory = memoryStats();
-    const allocated = memory.allocatedBytes - lastAllocated;
-    lastAllocated = memory.allocatedBytes;
+  return ({ t, numRows, allocated, live, wasm }) => {
     run.allocated += allocated;
     run.batches++;
-    run.rows += batch.numRows;
+    run.rows += numRows;
+    run.memory = { live, wasm };
     history.push({ t, bytes: run.bytesReceived });
     const from = history[Math.max(0, history.length - 1 - WINDOW)];
     const dt = Math.max(t - from.t, 1e-6);
     const point = {
       t, mbs: (run.bytesReceived - from.bytes) / 1e6 / dt, bps: Math.min(WINDOW, history.length - 1) / dt,
-      allocated, live: memory.liveBytes, wasm: memory.wasmMemoryBytes, bytesReceived: run.bytesReceived,
+      allocated, live, wasm, bytesReceived: run.bytesReceived,
     };
     run.samples.push(point);
     throughput.add(t, point.mbs, point.bps);
-    allocation.add(t, memory.wasmMemoryBytes / MiB, memory.liveBytes / MiB, allocated / MiB);
+    allocation.add(t, wasm / MiB, live / MiB, allocated / MiB);
   };
-}
-
-/** Reads the same ticket again, frames as they came, and decodes them twice. */
-async function decodePanel(url, ticket, compression, size) {
-  if (size > COMPARE_BYTES) {
-    $('decode').textContent = `Skipped: the stream (${bytes(size)}) is larger than the ${bytes(COMPARE_BYTES)} this panel holds in memory.`;
-    return undefined;
-  }
-  return compareDecoders($('decode'), await captureFrames(url, ticket), compression);
-}
-
-/** Reads one batch of each size of the writer panel from the same generated data. */
-async function writerPanel(url) {
-  const batches = new Map();
-  const client = await FlightClient.connect(url);
-  try {
-    for (const rows of WRITER_ROWS) {
-      const table = await client.doGet(`rows=${rows}&batches=1`).readAll();
-      batches.set(rows, table.batches[0]);
-      table.free();
-    }
-    return await compareWriters($('writer'), batches);
-  } finally {
-    for (const batch of batches.values()) batch.free();
-    client.close();
-    client.free();
-  }
 }
 
 /**
  * Records in `run[key]` the longest task the page ran while watched (the Long Tasks API
- * reports tasks of 50 ms or more; 0: none): input waits at most that long. While
- * streaming each frame is one task; the panels run in slices (compare.js).
+ * reports tasks of 50 ms or more; 0: none): input waits at most that long. The page's
+ * own tasks only handle the worker's messages and draw; in headless Chromium without a
+ * GPU a frame's painting alone can pass 50 ms.
  */
 function watchLongTasks(run, key) {
   run[key] = 0;
@@ -199,13 +184,8 @@ function describe(error) {
     : text;
 }
 
-function preview(batch) {
-  const names = batch.schema.fields.map((f) => f.name);
-  const columns = names.map((name) => batch.column(name));
-  const rows = [];
-  for (let i = 0; i < Math.min(PREVIEW_ROWS, batch.numRows); i++) {
-    rows.push(columns.map((c) => String(c.get(i))));
-  }
+/** Shows the worker's preview of the first rows; returns it. */
+function showPreview({ names, rows }) {
   const head = el('tr');
   names.forEach((n) => head.append(el('th', undefined, n)));
   $('preview').tHead.replaceChildren(head);
@@ -224,7 +204,8 @@ function showStats(run) {
   requestAnimationFrame(() => {
     statsPending = false;
     const s = run.stats ?? run.live ?? {};
-    const memory = memoryStats();
+    // The worker's module, as of its latest batch.
+    const memory = run.memory ?? { live: 0, wasm: 0 };
     const items = [
       ['bytes received', bytes(run.bytesReceived)],
       ['bytes pushed', bytes(s.bytesPushed ?? 0)],
@@ -235,8 +216,9 @@ function showStats(run) {
       ['frames', `${fmt(run.frames)} (mean ${bytes(run.frames ? run.bytesReceived / run.frames : 0)})`],
       ['throughput', `${fmt(run.elapsed ? run.bytesReceived / 1e6 / run.elapsed : 0, 1)} MB/s`],
       ['allocated', `${bytes(run.allocated)} (${bytes(run.batches ? run.allocated / run.batches : 0)} per batch)`],
-      ['live', bytes(memory.liveBytes)],
-      ['wasm memory', bytes(memory.wasmMemoryBytes)],
+      ['live', bytes(memory.live)],
+      ['wasm memory', bytes(memory.wasm)],
+      ['longest message handling', `${fmt(run.longestHandlerMs, 2)} ms`],
       ['longest task', longest(run.longestTaskMs)],
       ['longest task, panels', longest(run.longestPanelTaskMs)],
     ];
