@@ -53,20 +53,35 @@ export interface ReaderStats {
 }
 "#;
 
-/// Copies `segment` into `decoder`, one `copy_to` per message part it covers. The Flight
+#[wasm_bindgen(module = "/src/js/copy.js")]
+extern "C" {
+    /// Copies `length` bytes of `segment`, from `start`, to `address` in wasm memory.
+    #[wasm_bindgen(js_name = copyToMemory)]
+    fn copy_to_memory(
+        memory: &JsValue,
+        segment: &Uint8Array,
+        start: u32,
+        length: u32,
+        address: u32,
+    );
+}
+
+/// Copies `segment` into `decoder`, one copy per message part it covers. The Flight
 /// client pushes each frame's IPC bytes through here too, so both count copies the same way.
 pub(super) fn push_js(decoder: &mut StreamDecoder, segment: &Uint8Array) -> crate::ipc::Result<()> {
-    let len = segment.length() as usize;
-    // SAFETY: `raw_copy_to_ptr` writes exactly `dst.len()` bytes, the length of the
-    // subarray it copies from.
+    let memory = wasm_bindgen::memory();
+    // SAFETY: `copy_to_memory` writes exactly `dst.len()` bytes at `dst`, from the
+    // segment's bytes `start..start + dst.len()`, which `push_segment` keeps in bounds.
+    // Addresses and lengths fit in u32 on wasm32.
     unsafe {
-        decoder.push_segment(len, |start, dst| {
-            let part = if start == 0 && dst.len() == len {
-                segment.clone()
-            } else {
-                segment.subarray(start as u32, (start + dst.len()) as u32)
-            };
-            part.raw_copy_to_ptr(dst.as_mut_ptr().cast());
+        decoder.push_segment(segment.length() as usize, |start, dst| {
+            copy_to_memory(
+                &memory,
+                segment,
+                start as u32,
+                dst.len() as u32,
+                dst.as_mut_ptr() as u32,
+            );
         })
     }
 }
