@@ -11,6 +11,10 @@
 //! [Apache Arrow]: https://arrow.apache.org/
 //! [IPC stream]: https://arrow.apache.org/docs/format/Columnar.html#serialization-and-interprocess-communication-ipc
 
+// A panic aborts the wasm instance, so library code returns errors instead: clippy refuses
+// `unwrap`/`expect` outside tests (they stay in the tests, where a panic is a failure).
+#![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used))]
+
 pub mod flight;
 #[cfg(feature = "writer")]
 pub mod import;

@@ -17,7 +17,9 @@ impl Deferred {
     pub fn new() -> (Promise, Deferred) {
         let mut slots = None;
         let promise = Promise::new(&mut |resolve, reject| slots = Some((resolve, reject)));
-        // The executor runs synchronously inside `new Promise` (ECMA-262 27.2.3.1).
+        // Cannot fail: the executor runs synchronously inside `new Promise` (ECMA-262
+        // 27.2.3.1), so `slots` is filled before `Promise::new` returns.
+        #[allow(clippy::expect_used)]
         let (resolve, reject) = slots.expect("the Promise executor ran");
         (promise, Deferred { resolve, reject })
     }
