@@ -69,7 +69,7 @@ async function start() {
   $('preview').tBodies[0].replaceChildren();
   const run = {
     ticket, url, compression, samples: [], frames: 0, bytesReceived: 0, batches: 0, rows: 0,
-    allocated: 0, preview: undefined, live: undefined, stats: undefined, elapsed: 0, memory: undefined,
+    allocated: 0, preview: undefined, live: undefined, stats: undefined, elapsed: 0,
     longestHandlerMs: 0,
   };
   demo.run = run;
@@ -146,7 +146,6 @@ function sampler(run) {
     run.allocated += allocated;
     run.batches++;
     run.rows += numRows;
-    run.memory = { live, wasm };
     history.push({ t, bytes: run.bytesReceived });
     const from = history[Math.max(0, history.length - 1 - WINDOW)];
     const dt = Math.max(t - from.t, 1e-6);
@@ -205,7 +204,7 @@ function showStats(run) {
     statsPending = false;
     const s = run.stats ?? run.live ?? {};
     // The worker's module, as of its latest batch.
-    const memory = run.memory ?? { live: 0, wasm: 0 };
+    const memory = run.samples.at(-1) ?? { live: 0, wasm: 0 };
     const items = [
       ['bytes received', bytes(run.bytesReceived)],
       ['bytes pushed', bytes(s.bytesPushed ?? 0)],

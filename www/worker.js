@@ -19,12 +19,13 @@ let controller;
 
 onmessage = async ({ data }) => {
   await ready;
-  if (data.type === 'start') stream(data);
+  if (data.type === 'start') doGet(data);
   else if (data.type === 'stop') controller?.abort();
   else if (data.type === 'panels') panels(data);
 };
 
-async function stream({ url, ticket, creditWindow }) {
+/** The live stream: posts progress, a point per batch, the preview, then the end. */
+async function doGet({ url, ticket, creditWindow }) {
   controller = new AbortController();
   const began = performance.now();
   const elapsed = () => (performance.now() - began) / 1000;
