@@ -6,6 +6,7 @@
 
 use std::collections::HashMap;
 
+use arrow_array::Array;
 use arrow_data::ArrayData;
 use arrow_schema::DataType;
 
@@ -28,6 +29,21 @@ pub(crate) struct Dictionaries {
 }
 
 impl Dictionaries {
+    /// `updates` for a column of a batch. Only dictionary columns and columns with
+    /// children can hold dictionaries; the others are not converted to `ArrayData`.
+    pub(crate) fn column_updates(
+        &self,
+        column: &dyn Array,
+        ids: &mut impl Iterator<Item = i64>,
+        out: &mut Vec<Update>,
+    ) -> Result<()> {
+        match column.data_type() {
+            DataType::Dictionary(..) => self.updates(&column.to_data(), ids, out),
+            data_type if has_children(data_type) => self.updates(&column.to_data(), ids, out),
+            _ => Ok(()),
+        }
+    }
+
     /// Adds the messages that `column` needs to `out`, in stream order. `ids` yields the
     /// dictionary ids in the order the schema assigned them: depth first, children before
     /// their parent, as arrow-ipc's schema encoder numbers them.
@@ -76,16 +92,9 @@ impl Dictionaries {
         out: &mut Vec<Update>,
     ) -> Result<()> {
         let children = match data.data_type() {
-            DataType::Struct(_)
-            | DataType::Union(..)
-            | DataType::List(_)
-            | DataType::LargeList(_)
-            | DataType::ListView(_)
-            | DataType::LargeListView(_)
-            | DataType::FixedSizeList(..)
-            | DataType::Map(..) => data.child_data(),
             // Run ends are never dictionary encoded; only the values may be.
             DataType::RunEndEncoded(..) => data.child_data().get(1..).unwrap_or_default(),
+            data_type if has_children(data_type) => data.child_data(),
             _ => &[],
         };
         children
@@ -99,4 +108,20 @@ impl Dictionaries {
             self.sent.insert(update.id, update.full);
         }
     }
+}
+
+/// Whether arrays of `data_type` have child arrays.
+fn has_children(data_type: &DataType) -> bool {
+    matches!(
+        data_type,
+        DataType::Struct(_)
+            | DataType::Union(..)
+            | DataType::List(_)
+            | DataType::LargeList(_)
+            | DataType::ListView(_)
+            | DataType::LargeListView(_)
+            | DataType::FixedSizeList(..)
+            | DataType::Map(..)
+            | DataType::RunEndEncoded(..)
+    )
 }

@@ -14,8 +14,10 @@ mod dictionaries;
 mod message;
 mod options;
 
+use std::sync::Arc;
+
 use arrow_array::RecordBatch;
-use arrow_schema::{Schema, SchemaRef};
+use arrow_schema::SchemaRef;
 
 pub use chunks::Chunks;
 pub use options::{ChunkSizing, WriteOptions, DEFAULT_MAX_CHUNK_BYTES, MIN_MAX_CHUNK_BYTES};
@@ -168,12 +170,11 @@ impl StreamEncoder {
         check_batch_schema(&self.schema, batch)?;
         self.messages.extra_copied = 0;
         let mut sizes = MessageSizes::default();
-        let columns: Vec<_> = batch.columns().iter().map(|c| c.to_data()).collect();
         self.updates.clear();
         let mut ids = 0i64..;
-        for column in &columns {
+        for column in batch.columns() {
             self.dictionaries
-                .updates(column, &mut ids, &mut self.updates)?;
+                .column_updates(column, &mut ids, &mut self.updates)?;
         }
         if !self.schema_written {
             sizes.schema = Some(match out.as_deref_mut() {
@@ -198,8 +199,8 @@ impl StreamEncoder {
             sizes.dictionaries.push(size);
         }
         self.body.clear();
-        for (column, field) in columns.iter().zip(self.schema.fields()) {
-            self.body.add(column, field.name())?;
+        for (column, field) in batch.columns().iter().zip(self.schema.fields()) {
+            self.body.add_column(column, field.name())?;
         }
         let size = self
             .messages
@@ -248,8 +249,12 @@ pub fn write_stream(
 }
 
 /// Names, types and nullability must match; metadata may differ.
-fn check_batch_schema(schema: &Schema, batch: &RecordBatch) -> Result<()> {
+fn check_batch_schema(schema: &SchemaRef, batch: &RecordBatch) -> Result<()> {
     let found = batch.schema_ref();
+    // Batches of one stream or table share their schema.
+    if Arc::ptr_eq(schema, found) {
+        return Ok(());
+    }
     if found.fields().len() != schema.fields().len() {
         return Err(QuiverError::Usage(format!(
             "the writer's schema has {} columns, the batch has {}",
