@@ -7,8 +7,9 @@
 //
 // Quiver starts from batches already in wasm (decoded by StreamReader), and again from
 // the Arrow JS batches through fromArrowJS (one copy into wasm per batch), and hands the
-// chunks to JS with toArray(), as a sender would. Every contender's output is decoded once
-// and must hold all rows, so a contender that skips work fails instead of winning.
+// chunks to JS with toArray(), as a sender would. Every contender's output is copied once
+// into the same destination, as a sender copies what it sends, and is decoded once and
+// must hold all rows, so a contender that skips work fails instead of winning.
 import { medianMs, table, fmt, warmUp } from './timing.js';
 
 const BATCHES = 200;
@@ -16,16 +17,19 @@ const BATCHES = 200;
 /** The contenders for `codec`; each returns the stream as a list of Uint8Arrays. */
 function contenders({ quiver, arrow, flechette }, codec) {
   const compression = codec === 'zstd' ? { compression: 'zstd', zstdLevel: 1 } : {};
-  // Each chunk is consumed before the Chunks are freed (copied into `dst`, as
-  // WebSocket.send or a file write would copy it): a view is valid only until free().
+  // Every contender's output goes to the same sink: a copy into `dst`, as WebSocket.send
+  // or a file write would copy it. Quiver's chunks are consumed before the Chunks are
+  // freed (a view is valid only until free()); the peers' streams are sent the same way.
   const sink = (dst) => {
     let at = 0;
+    const put = (bytes) => {
+      dst.set(bytes, at);
+      at += bytes.length;
+    };
     return {
+      put,
       consume(chunks) {
-        for (const bytes of chunks.toArray()) {
-          dst.set(bytes, at);
-          at += bytes.length;
-        }
+        for (const bytes of chunks.toArray()) put(bytes);
         chunks.free();
       },
       written: () => dst.subarray(0, at),
@@ -71,14 +75,18 @@ function contenders({ quiver, arrow, flechette }, codec) {
       return [dst];
     },
     ...quivers,
-    arrowjs({ arrowBatches }) {
+    arrowjs({ arrowBatches, dst }) {
       const writer = new arrow.RecordBatchStreamWriter();
       for (const b of arrowBatches) writer.write(b);
       writer.finish();
-      return [writer.toUint8Array(true)];
+      const out = sink(dst);
+      out.put(writer.toUint8Array(true));
+      return [out.written()];
     },
-    flechette({ flechetteTable }) {
-      return [flechette.tableToIPC(flechetteTable, { format: 'stream' })];
+    flechette({ flechetteTable, dst }) {
+      const out = sink(dst);
+      out.put(flechette.tableToIPC(flechetteTable, { format: 'stream' }));
+      return [out.written()];
     },
   };
 }
@@ -104,8 +112,9 @@ export async function runWriterBench(libs, files, { rounds = 5, log = () => {} }
     const arrowBatches = arrow.tableFromIPC(bytes).batches;
     const flechetteTable = flechette.tableFromIPC(bytes);
     const payload = quiver.messageSize(quiverBatches[0]);
-    // The stream as Quiver writes it, one piece per write, for the memcpy floor; `dst`
-    // is where senders copy to.
+    // The stream as Quiver writes it, one piece per write, for the memcpy floor. `dst` is
+    // where every contender's output is copied to, with room for the peers' streams,
+    // whose metadata differs in size.
     const writer = quiver.StreamWriter.forBatch(quiverBatches[0]);
     const messages = quiverBatches.map((batch) => {
       const chunks = writer.write(batch);
@@ -114,7 +123,7 @@ export async function runWriterBench(libs, files, { rounds = 5, log = () => {} }
       return piece;
     });
     writer.free();
-    const dst = new Uint8Array(messages.reduce((n, m) => n + m.length, 8));
+    const dst = new Uint8Array(2 * messages.reduce((n, m) => n + m.length, 8) + (1 << 20));
     const input = { quiverBatches, arrowBatches, flechetteTable, messages, dst };
     for (const codec of ['none', 'zstd']) {
       for (const [name, fn] of Object.entries(contenders(libs, codec))) {
