@@ -37,10 +37,10 @@ impl Dictionaries {
         ids: &mut impl Iterator<Item = i64>,
         out: &mut Vec<Update>,
     ) -> Result<()> {
-        match column.data_type() {
-            DataType::Dictionary(..) => self.updates(&column.to_data(), ids, out),
-            data_type if has_children(data_type) => self.updates(&column.to_data(), ids, out),
-            _ => Ok(()),
+        let data_type = column.data_type();
+        match matches!(data_type, DataType::Dictionary(..)) || has_children(data_type) {
+            true => self.updates(&column.to_data(), ids, out),
+            false => Ok(()),
         }
     }
 
