@@ -15,7 +15,7 @@ import { medianMs, table, fmt, warmUp } from './timing.js';
 const BATCHES = 200;
 
 /** The contenders for `codec`; each returns the stream as a list of Uint8Arrays. */
-function contenders({ quiver, arrow, flechette }, codec) {
+function contenders({ quiver, quiverZstdC, arrow, flechette }, codec) {
   const compression = codec === 'zstd' ? { compression: 'zstd', zstdLevel: 1 } : {};
   // Every contender's output goes to the same sink: a copy into `dst`, as WebSocket.send
   // or a file write would copy it. Quiver's chunks are consumed before the Chunks are
@@ -35,11 +35,12 @@ function contenders({ quiver, arrow, flechette }, codec) {
       written: () => dst.subarray(0, at),
     };
   };
-  const quiverWrite = (chunkSizing) => ({ quiverBatches, dst }) => {
+  // `module` writes `batches`, which it decoded itself: a batch belongs to one instance.
+  const quiverWrite = (module, batches, chunkSizing) => ({ dst, ...input }) => {
     const options = { ...compression, chunkSizing };
-    const writer = quiver.StreamWriter.forBatch(quiverBatches[0], options);
+    const writer = module.StreamWriter.forBatch(input[batches][0], options);
     const out = sink(dst);
-    for (const batch of quiverBatches) out.consume(writer.write(batch));
+    for (const batch of input[batches]) out.consume(writer.write(batch));
     out.consume(writer.finish());
     writer.free();
     return [out.written()];
@@ -60,10 +61,14 @@ function contenders({ quiver, arrow, flechette }, codec) {
     return [out.written()];
   };
   const quivers = {
-    quiver: quiverWrite('exact'),
-    'quiver fixed 1 MiB': quiverWrite('fixed'),
+    quiver: quiverWrite(quiver, 'quiverBatches', 'exact'),
+    'quiver fixed 1 MiB': quiverWrite(quiver, 'quiverBatches', 'fixed'),
     'quiver from Arrow JS': quiverFromArrowJS,
   };
+  // The zstd-c flavour (bench.sh --zstd-c): C zstd's compressor against ruzstd's.
+  if (codec === 'zstd' && quiverZstdC) {
+    quivers['quiver (C zstd)'] = quiverWrite(quiverZstdC, 'zstdCBatches', 'exact');
+  }
   if (codec === 'zstd') return quivers;
   return {
     memcpy({ messages, dst }) {
@@ -103,7 +108,7 @@ function joined(parts) {
 
 /** Runs the matrix and returns result rows. */
 export async function runWriterBench(libs, files, { rounds = 5, log = () => {} } = {}) {
-  const { quiver, arrow, flechette } = libs;
+  const { quiver, quiverZstdC, arrow, flechette } = libs;
   const results = [];
   for (const rows of [100, 500, 2000, 8192]) {
     const bytes = files[`reader-${rows}-none`];
@@ -124,7 +129,8 @@ export async function runWriterBench(libs, files, { rounds = 5, log = () => {} }
     });
     writer.free();
     const dst = new Uint8Array(2 * messages.reduce((n, m) => n + m.length, 8) + (1 << 20));
-    const input = { quiverBatches, arrowBatches, flechetteTable, messages, dst };
+    const zstdCSource = quiverZstdC?.tableFromIPC(bytes);
+    const input = { quiverBatches, zstdCBatches: zstdCSource?.batches, arrowBatches, flechetteTable, messages, dst };
     for (const codec of ['none', 'zstd']) {
       for (const [name, fn] of Object.entries(contenders(libs, codec))) {
         const go = () => fn(input);
@@ -134,9 +140,10 @@ export async function runWriterBench(libs, files, { rounds = 5, log = () => {} }
           if (check.numRows !== BATCHES * rows) throw new Error(`${name} wrote ${check.numRows} rows`);
           check.free();
         }
-        const before = quiver.memoryStats().allocatedBytes;
+        const module = name === 'quiver (C zstd)' ? quiverZstdC : quiver;
+        const before = module.memoryStats().allocatedBytes;
         go();
-        const allocated = (quiver.memoryStats().allocatedBytes - before) / BATCHES;
+        const allocated = (module.memoryStats().allocatedBytes - before) / BATCHES;
         const ms = await medianMs(go, rounds);
         const row = { codec, rows, name, payload, usPerBatch: (ms * 1000) / BATCHES,
           wasmBytesPerBatch: name.startsWith('quiver') ? allocated : undefined };
@@ -146,6 +153,8 @@ export async function runWriterBench(libs, files, { rounds = 5, log = () => {} }
     }
     for (const b of quiverBatches) b.free();
     source.free();
+    for (const b of input.zstdCBatches ?? []) b.free();
+    zstdCSource?.free();
   }
   return results;
 }
@@ -159,6 +168,11 @@ export function writerTables(results, env) {
     const header = ['rows/batch', 'payload', 'wasm alloc/batch, right-sized', 'wasm alloc/batch, fixed 1 MiB',
       'Quiver µs', 'fixed 1 MiB µs', 'from Arrow JS µs'];
     if (codec === 'none') header.push('Arrow JS µs', 'flechette µs', 'memcpy µs', 'fastest JS ÷ Quiver', 'Quiver/memcpy');
+    // Payload bytes per µs: the codec's throughput over the batch as written.
+    const mbps = (r) => fmt(r.payload / r.usPerBatch, 0);
+    const zstdC = codec === 'zstd' && rows.some((q) => pick(q, 'quiver (C zstd)'));
+    if (codec === 'zstd') header.push('ruzstd MB/s');
+    if (zstdC) header.push('C zstd µs', 'C zstd alloc/batch', 'C zstd MB/s', 'ruzstd ÷ C zstd');
     const body = rows.map((q) => {
       const fixed = pick(q, 'quiver fixed 1 MiB');
       const row = [q.rows, `${fmt(q.payload / 1024, 1)} KiB`, `${fmt(q.wasmBytesPerBatch / 1024, 1)} KiB`,
@@ -171,9 +185,16 @@ export function writerTables(results, env) {
         row.push(fmt(a.usPerBatch, 2), fmt(f.usPerBatch, 2), fmt(m.usPerBatch, 2),
           fmt(Math.min(a.usPerBatch, f.usPerBatch) / q.usPerBatch, 2) + '×', fmt(q.usPerBatch / m.usPerBatch, 2) + '×');
       }
+      if (codec === 'zstd') row.push(mbps(q));
+      if (zstdC) {
+        const c = pick(q, 'quiver (C zstd)');
+        row.push(fmt(c.usPerBatch, 2), `${fmt(c.wasmBytesPerBatch / 1024, 1)} KiB`, mbps(c),
+          fmt(q.usPerBatch / c.usPerBatch, 2) + '×');
+      }
       return row;
     });
-    const title = codec === 'none' ? 'uncompressed' : 'ZSTD level 1 (Quiver only: the JS peers have no ZSTD encoder)';
+    const title = codec === 'none' ? 'uncompressed'
+      : 'ZSTD level 1 (Quiver only: the JS peers have no ZSTD encoder; C zstd is the zstd-c flavour)';
     out.push(`#### Writer, ${env}, ${title}\n\n${table([header, ...body])}`);
   }
   return out.join('\n\n');
