@@ -13,6 +13,8 @@
 import { medianMs, table, fmt, warmUp } from './timing.js';
 
 const BATCHES = 200;
+// The contender that writes with the zstd-c flavour's module, not the default one.
+const ZSTD_C = 'quiver (C zstd)';
 
 /** The contenders for `codec`; each returns the stream as a list of Uint8Arrays. */
 function contenders({ quiver, quiverZstdC, arrow, flechette }, codec) {
@@ -67,7 +69,7 @@ function contenders({ quiver, quiverZstdC, arrow, flechette }, codec) {
   };
   // The zstd-c flavour (bench.sh --zstd-c): C zstd's compressor against ruzstd's.
   if (codec === 'zstd' && quiverZstdC) {
-    quivers['quiver (C zstd)'] = quiverWrite(quiverZstdC, 'zstdCBatches', 'exact');
+    quivers[ZSTD_C] = quiverWrite(quiverZstdC, 'zstdCBatches', 'exact');
   }
   if (codec === 'zstd') return quivers;
   return {
@@ -140,7 +142,7 @@ export async function runWriterBench(libs, files, { rounds = 5, log = () => {} }
           if (check.numRows !== BATCHES * rows) throw new Error(`${name} wrote ${check.numRows} rows`);
           check.free();
         }
-        const module = name === 'quiver (C zstd)' ? quiverZstdC : quiver;
+        const module = name === ZSTD_C ? quiverZstdC : quiver;
         const before = module.memoryStats().allocatedBytes;
         go();
         const allocated = (module.memoryStats().allocatedBytes - before) / BATCHES;
@@ -170,7 +172,7 @@ export function writerTables(results, env) {
     if (codec === 'none') header.push('Arrow JS µs', 'flechette µs', 'memcpy µs', 'fastest JS ÷ Quiver', 'Quiver/memcpy');
     // Payload bytes per µs: the codec's throughput over the batch as written.
     const mbps = (r) => fmt(r.payload / r.usPerBatch, 0);
-    const zstdC = codec === 'zstd' && rows.some((q) => pick(q, 'quiver (C zstd)'));
+    const zstdC = codec === 'zstd' && rows.some((q) => pick(q, ZSTD_C));
     if (codec === 'zstd') header.push('ruzstd MB/s');
     if (zstdC) header.push('C zstd µs', 'C zstd alloc/batch', 'C zstd MB/s', 'ruzstd ÷ C zstd');
     const body = rows.map((q) => {
@@ -187,7 +189,7 @@ export function writerTables(results, env) {
       }
       if (codec === 'zstd') row.push(mbps(q));
       if (zstdC) {
-        const c = pick(q, 'quiver (C zstd)');
+        const c = pick(q, ZSTD_C);
         row.push(fmt(c.usPerBatch, 2), `${fmt(c.wasmBytesPerBatch / 1024, 1)} KiB`, mbps(c),
           fmt(q.usPerBatch / c.usPerBatch, 2) + '×');
       }
