@@ -58,6 +58,24 @@ async function browserPage() {
   return { browser, page, log };
 }
 
+/**
+ * The page stays responsive because it decodes nothing itself: only worker.js
+ * instantiates Quiver, so the page never fetches a .wasm. (Chromium lists the worker's
+ * JS module fetches among the page's resources, but not the worker's wasm.) How long
+ * the page took per worker message is wall-clock time, which the machine's load
+ * stretches (39 ms once under CI): it is bounded only against a frozen page.
+ */
+async function assertPageDecodesNothing(page) {
+  const { loaded, longestHandlerMs } = await page.evaluate(() => ({
+    loaded: performance.getEntriesByType('resource').map((r) => new URL(r.name).pathname),
+    longestHandlerMs: window.quiverDemo.run.longestHandlerMs,
+  }));
+  assert.ok(loaded.some((path) => path.endsWith('/app.js')), `the page's resources are listed: ${loaded}`);
+  const wasm = loaded.filter((path) => path.endsWith('.wasm'));
+  assert.deepEqual(wasm, [], 'the page instantiated Quiver itself, not only its worker');
+  assert.ok(longestHandlerMs < 1000, `the page froze for ${longestHandlerMs} ms on one worker message`);
+}
+
 const state = (page) => page.evaluate(() => window.quiverDemo.state);
 const untilState = (page, states, timeout = 120_000) =>
   page.waitForFunction((s) => s.includes(window.quiverDemo.state), states, { timeout });
@@ -116,9 +134,7 @@ test('the demo streams, graphs live, compares, and previews the first rows', { t
     assert.equal(run.shown.throughput, `${mean.toLocaleString('en-US', { minimumFractionDigits: 1, maximumFractionDigits: 1 })} MB/s`);
     assert.equal(run.shown.batches, '32');
     assert.equal(run.shown.messages, '33');
-    // Responsive: the page decodes nothing itself (worker.js does); handling a worker
-    // message, the only page work a stream causes, takes well under a frame.
-    assert.ok(run.longestHandlerMs < 1000 / 60, `a worker message took ${run.longestHandlerMs} ms`);
+    await assertPageDecodesNothing(page);
     // Whole tasks (Long Tasks API: 50 ms or more; 0: none) also hold painting, which in
     // headless Chromium without a GPU took up to 130 ms under CI's load: reported below,
     // and only bounded against a frozen page.
@@ -190,8 +206,7 @@ test('a gateway on another port dies mid-stream: the page says so and runs again
     assert.equal(failed.state, 'failed', log.join('\n'));
     // ZSTD batches of 262144 rows take tens of milliseconds each to decompress (57 ms
     // tasks when the page decoded them itself); in the worker, none of it is page work.
-    const longest = await page.evaluate(() => window.quiverDemo.run.longestHandlerMs);
-    assert.ok(longest < 1000 / 60, `a worker message took ${longest} ms while streaming ZSTD`);
+    await assertPageDecodesNothing(page);
     assert.ok(failed.batches >= 2 && failed.batches < 128);
     assert.ok(failed.shown);
     assert.match(failed.error, /^The stream failed after \d+ batches: \S.*/);
