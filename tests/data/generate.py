@@ -10,6 +10,7 @@ import datetime
 import decimal
 import json
 import os
+import random
 import sys
 
 import pyarrow as pa
@@ -125,8 +126,28 @@ def write_dictionary_evolution(out_dir):
         json.dump(DICTIONARY_BATCHES, f)
 
 
+def write_multi_block(out_dir):
+    """Bodies whose buffers span many LZ4 blocks (64 KiB each, linked: a block refers back
+    into the one before) and several ZSTD blocks, with an incompressible column that the
+    LZ4 encoder stores as it is."""
+    rows = 150_000
+    rng = random.Random(7)
+    noise = [rng.randbytes(12) for _ in range(rows)]
+    table = pa.table({
+        "i": pa.array([(i * 7919) % 1000 for i in range(rows)], pa.int64()),
+        "s": pa.array([f"row {i % 3000} of {rows}" for i in range(rows)]),
+        "noise": pa.array(noise, pa.binary(12)),
+    })
+    for codec_name, codec in CODECS.items():
+        options = pa.ipc.IpcWriteOptions(compression=codec)
+        path = os.path.join(out_dir, f"multi_block.{codec_name}.arrows")
+        with pa.OSFile(path, "wb") as sink, pa.ipc.new_stream(sink, table.schema, options=options) as writer:
+            writer.write_table(table, max_chunksize=60_000)
+
+
 if __name__ == "__main__":
     out = sys.argv[1] if len(sys.argv) > 1 else os.path.join(os.path.dirname(__file__), "types")
     count = write_all(out)
     write_dictionary_evolution(out)
-    print(f"wrote {count} streams and the dictionary evolution streams to {out}")
+    write_multi_block(out)
+    print(f"wrote {count} streams, the dictionary evolution and multi-block streams to {out}")

@@ -6,9 +6,10 @@
 //! Both directions write into a caller-sized output and refuse to grow it, which is what
 //! stops a decompression bomb.
 
+mod lz4;
 pub mod zstd;
 
-use std::io::{Read, Write};
+use std::io::Write;
 
 use arrow_buffer::Buffer;
 use arrow_ipc::CompressionType;
@@ -86,7 +87,7 @@ impl Codecs {
         output: &mut [u8],
     ) -> Result<()> {
         let written = match codec {
-            Compression::Lz4Frame => read_full(lz4_flex::frame::FrameDecoder::new(input), output),
+            Compression::Lz4Frame => lz4::decompress(input, output),
             Compression::Zstd => self.zstd.decompress(input, output),
         }
         .map_err(|detail| QuiverError::Codec {
@@ -137,27 +138,6 @@ impl Codecs {
                     })
             }
         }
-    }
-}
-
-/// Reads until `output` is full, then checks that the source has nothing more.
-fn read_full(mut source: impl Read, output: &mut [u8]) -> Result<usize, String> {
-    let mut filled = 0;
-    while filled < output.len() {
-        match source.read(&mut output[filled..]) {
-            Ok(0) => return Ok(filled),
-            Ok(n) => filled += n,
-            Err(e) => return Err(e.to_string()),
-        }
-    }
-    let mut probe = [0u8; 1];
-    match source.read(&mut probe) {
-        Ok(0) => Ok(filled),
-        Ok(_) => Err(format!(
-            "expands to more than the declared {} bytes",
-            output.len()
-        )),
-        Err(e) => Err(e.to_string()),
     }
 }
 
