@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Runs every cargo-fuzz target for SECONDS each (default 600), seeded with the gold IPC
-# files, and copies anything that crashed into fuzz/regressions/<target>/ so that
+# files (the decompress target with pyarrow's LZ4 and ZSTD frames, fuzz/seeds.py), and
+# copies anything that crashed into fuzz/regressions/<target>/ so that
 # tests/fuzz_regressions.rs replays it from then on.
 #
 # Usage: pkg-scripts/fuzz.sh [SECONDS] [TARGET...]
@@ -30,7 +31,11 @@ for target in "${targets[@]}"; do
   rm -rf "artifacts/$target"
   mkdir -p "$corpus" "regressions/$target"
   if [ -z "$(ls -A "$corpus")" ]; then
-    find "$gold" -name '*.stream' -exec cp {} "$corpus/" \;
+    if [ "$target" = decompress ]; then
+      "$root/.venv/bin/python" "$root/fuzz/seeds.py" "$corpus"
+    else
+      find "$gold" -name '*.stream' -exec cp {} "$corpus/" \;
+    fi
     cp "regressions/$target/"* "$corpus/" 2>/dev/null || true
   fi
   echo "[fuzz] $target for ${seconds}s"
