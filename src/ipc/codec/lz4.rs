@@ -67,7 +67,7 @@ impl<'a> Frame<'a, '_> {
                 }
             }
             let at = self.written;
-            let n = self.block(block, stored, header.linked, header.block_size)?;
+            let n = self.block(block, stored, &header)?;
             if let Some(hasher) = hasher.as_mut() {
                 hasher.write(&self.output[at..at + n]);
             }
@@ -90,13 +90,10 @@ impl<'a> Frame<'a, '_> {
     }
 
     /// Decodes one block into the output, after what is there; returns its length.
-    fn block(
-        &mut self,
-        block: &[u8],
-        stored: bool,
-        linked: bool,
-        block_size: usize,
-    ) -> Result<usize, String> {
+    fn block(&mut self, block: &[u8], stored: bool, header: &Header) -> Result<usize, String> {
+        let Header {
+            linked, block_size, ..
+        } = *header;
         let (at, declared) = (self.written, self.output.len());
         let room = declared - at;
         let too_long = || format!("expands to more than the declared {declared} bytes");
@@ -239,6 +236,12 @@ mod tests {
         encoder.finish().unwrap()
     }
 
+    fn assert_decodes_to(packed: &[u8], data: &[u8]) {
+        let mut out = vec![0; data.len()];
+        assert_eq!(decompress(packed, &mut out), Ok(data.len()));
+        assert!(out == data);
+    }
+
     #[test]
     fn every_kind_of_frame_decodes_in_place() {
         let data = data();
@@ -252,10 +255,7 @@ mod tests {
                 .content_size(Some(data.len() as u64)),
         ];
         for info in kinds {
-            let packed = frame(&data, info);
-            let mut out = vec![0; data.len()];
-            assert_eq!(decompress(&packed, &mut out), Ok(data.len()));
-            assert!(out == data);
+            assert_decodes_to(&frame(&data, info), &data);
         }
     }
 
@@ -265,9 +265,7 @@ mod tests {
         let (a, b) = data.split_at(100_000);
         let mut packed = frame(a, FrameInfo::new());
         packed.extend(frame(b, FrameInfo::new()));
-        let mut out = vec![0; data.len()];
-        assert_eq!(decompress(&packed, &mut out), Ok(data.len()));
-        assert!(out == data);
+        assert_decodes_to(&packed, &data);
     }
 
     #[test]
