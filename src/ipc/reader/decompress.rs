@@ -22,56 +22,85 @@ struct Slot<'a> {
     len: usize,
 }
 
-/// A decompressed batch: the flatbuffer bytes of an uncompressed `RecordBatch` table (or
-/// of a `DictionaryBatch` wrapping one), and the body its buffers point into.
-pub(crate) struct Plain {
-    pub metadata: Vec<u8>,
+/// Decompresses batches with one set of codecs, and rewrites their metadata in one
+/// flatbuffer builder, both kept from batch to batch.
+#[derive(Default)]
+pub(crate) struct Decompressor {
+    codecs: Codecs,
+    metadata: FlatBufferBuilder<'static>,
+}
+
+/// A decompressed batch: its metadata rewritten as an uncompressed `RecordBatch` table (or
+/// a `DictionaryBatch` wrapping one), and the body its buffers point into.
+pub(crate) struct Plain<'a> {
+    metadata: &'a [u8],
     pub body: Buffer,
     /// Bytes stored uncompressed (length -1) that had to be copied into the new body.
     pub bytes_copied: u64,
 }
 
-pub(crate) fn decompress(
-    batch: arrow_ipc::RecordBatch<'_>,
-    body: &Buffer,
-    codecs: &mut Codecs,
-    limits: &ReadLimits,
-    dictionary: Option<DictionaryHeader>,
-) -> Result<Plain> {
-    let compression = batch
-        .compression()
-        .ok_or_else(|| QuiverError::invalid("expected a compressed record batch"))?;
-    if compression.method() != BodyCompressionMethod::BUFFER {
-        return Err(QuiverError::invalid(format!(
-            "expected body compression method BUFFER, found {}",
-            compression.method().0
-        )));
+impl Plain<'_> {
+    /// The rewritten record batch (of a batch decompressed without a dictionary header).
+    pub fn record_batch(&self) -> arrow_ipc::RecordBatch<'_> {
+        // SAFETY: `plain_metadata` built these bytes with this root type; what a
+        // flatbuffer builder writes needs no verification.
+        unsafe { flatbuffers::root_unchecked::<arrow_ipc::RecordBatch>(self.metadata) }
     }
-    let codec = Compression::from_ipc(compression.codec())?;
-    let slots = plan(batch, body, codec, limits)?;
-    let total = slots.last().map_or(0, |s| s.offset + padded(s.len));
 
-    let mut out = MutableBuffer::try_from_len_zeroed(total).map_err(|e| {
-        QuiverError::invalid(format!(
-            "cannot allocate a {total}-byte decompressed body: {e}"
-        ))
-    })?;
-    let mut bytes_copied = 0;
-    for slot in &slots {
-        let target = &mut out.as_slice_mut()[slot.offset..slot.offset + slot.len];
-        match slot.codec {
-            Some(codec) => codecs.decompress(codec, slot.source, target)?,
-            None => {
-                target.copy_from_slice(slot.source);
-                bytes_copied += slot.len as u64;
+    /// The rewritten dictionary batch (of a batch decompressed with a dictionary header).
+    pub fn dictionary_batch(&self) -> arrow_ipc::DictionaryBatch<'_> {
+        // SAFETY: as in `record_batch`, with the dictionary batch root it was built with.
+        unsafe { flatbuffers::root_unchecked::<arrow_ipc::DictionaryBatch>(self.metadata) }
+    }
+}
+
+impl Decompressor {
+    /// Decompresses every buffer of `batch` into one new body, allocated once at its exact
+    /// size, and rewrites the metadata to match it: a dictionary batch with `dictionary`'s
+    /// header around the record batch when one is given.
+    pub fn decompress(
+        &mut self,
+        batch: arrow_ipc::RecordBatch<'_>,
+        body: &Buffer,
+        limits: &ReadLimits,
+        dictionary: Option<DictionaryHeader>,
+    ) -> Result<Plain<'_>> {
+        let compression = batch
+            .compression()
+            .ok_or_else(|| QuiverError::invalid("expected a compressed record batch"))?;
+        if compression.method() != BodyCompressionMethod::BUFFER {
+            return Err(QuiverError::invalid(format!(
+                "expected body compression method BUFFER, found {}",
+                compression.method().0
+            )));
+        }
+        let codec = Compression::from_ipc(compression.codec())?;
+        let slots = plan(batch, body, codec, limits)?;
+        let total = slots.last().map_or(0, |s| s.offset + padded(s.len));
+
+        let mut out = MutableBuffer::try_from_len_zeroed(total).map_err(|e| {
+            QuiverError::invalid(format!(
+                "cannot allocate a {total}-byte decompressed body: {e}"
+            ))
+        })?;
+        let mut bytes_copied = 0;
+        for slot in &slots {
+            let target = &mut out.as_slice_mut()[slot.offset..slot.offset + slot.len];
+            match slot.codec {
+                Some(codec) => self.codecs.decompress(codec, slot.source, target)?,
+                None => {
+                    target.copy_from_slice(slot.source);
+                    bytes_copied += slot.len as u64;
+                }
             }
         }
+        plain_metadata(&mut self.metadata, batch, &slots, dictionary);
+        Ok(Plain {
+            metadata: self.metadata.finished_data(),
+            body: out.into(),
+            bytes_copied,
+        })
     }
-    Ok(Plain {
-        metadata: plain_metadata(batch, &slots, dictionary),
-        body: out.into(),
-        bytes_copied,
-    })
 }
 
 /// Reads each buffer's declared length and lays the buffers out in the new body, checking
@@ -144,14 +173,15 @@ pub(crate) struct DictionaryHeader {
     pub is_delta: bool,
 }
 
-/// The same record batch table with the new buffer locations and no compression field,
-/// wrapped in a dictionary batch table when `dictionary` is given.
+/// Builds, in `fbb`, the same record batch table with the new buffer locations and no
+/// compression field, wrapped in a dictionary batch table when `dictionary` is given.
 fn plain_metadata(
+    fbb: &mut FlatBufferBuilder<'static>,
     batch: arrow_ipc::RecordBatch<'_>,
     slots: &[Slot<'_>],
     dictionary: Option<DictionaryHeader>,
-) -> Vec<u8> {
-    let mut fbb = FlatBufferBuilder::new();
+) {
+    fbb.reset();
     let nodes: Vec<FieldNode> = batch
         .nodes()
         .map(|n| n.iter().copied().collect())
@@ -168,7 +198,7 @@ fn plain_metadata(
         compression: None,
         variadicBufferCounts: variadic.map(|v| fbb.create_vector(&v)),
     };
-    let record_batch = arrow_ipc::RecordBatch::create(&mut fbb, &args);
+    let record_batch = arrow_ipc::RecordBatch::create(fbb, &args);
     match dictionary {
         None => fbb.finish(record_batch, None),
         Some(header) => {
@@ -177,9 +207,8 @@ fn plain_metadata(
                 data: Some(record_batch),
                 isDelta: header.is_delta,
             };
-            let root = arrow_ipc::DictionaryBatch::create(&mut fbb, &args);
+            let root = arrow_ipc::DictionaryBatch::create(fbb, &args);
             fbb.finish(root, None);
         }
     }
-    fbb.finished_data().to_vec()
 }

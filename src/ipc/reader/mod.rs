@@ -22,11 +22,10 @@ use arrow_ipc::reader::RecordBatchDecoder;
 use arrow_ipc::{MessageHeader, MetadataVersion};
 use arrow_schema::{DataType, Field, Schema, SchemaRef};
 
-use crate::ipc::codec::Codecs;
 use crate::ipc::error::{QuiverError, Result};
 use crate::ipc::limits::ReadLimits;
 use crate::ipc::stats::ReadStats;
-use decompress::{decompress, DictionaryHeader};
+use decompress::{Decompressor, DictionaryHeader};
 use framing::{Framer, RawMessage};
 use precheck::{check_schema, precheck};
 use validate::{validate_batch, validated_by_quiver};
@@ -37,7 +36,7 @@ use validate::{validate_batch, validated_by_quiver};
 pub struct StreamDecoder {
     framer: Framer,
     limits: ReadLimits,
-    codecs: Codecs,
+    decompressor: Decompressor,
     schema: Option<SchemaRef>,
     dictionaries: HashMap<i64, ArrayRef>,
     ready: VecDeque<RecordBatch>,
@@ -50,7 +49,7 @@ impl StreamDecoder {
         StreamDecoder {
             framer: Framer::new(limits),
             limits,
-            codecs: Codecs::default(),
+            decompressor: Decompressor::default(),
             schema: None,
             dictionaries: HashMap::new(),
             ready: VecDeque::new(),
@@ -104,7 +103,7 @@ impl StreamDecoder {
                 Some(message) => Self::decode(
                     message,
                     &self.limits,
-                    &mut self.codecs,
+                    &mut self.decompressor,
                     &mut self.schema,
                     &mut self.dictionaries,
                     &mut self.ready,
@@ -169,7 +168,7 @@ impl StreamDecoder {
     fn decode(
         message: RawMessage<'_>,
         limits: &ReadLimits,
-        codecs: &mut Codecs,
+        decompressor: &mut Decompressor,
         schema: &mut Option<SchemaRef>,
         dictionaries: &mut HashMap<i64, ArrayRef>,
         ready: &mut VecDeque<RecordBatch>,
@@ -212,11 +211,16 @@ impl StreamDecoder {
                         id: dict.id(),
                         is_delta: dict.isDelta(),
                     };
-                    let plain = decompress(data, &message.body, codecs, limits, Some(header))?;
+                    let plain =
+                        decompressor.decompress(data, &message.body, limits, Some(header))?;
                     stats.bytes_copied += plain.bytes_copied;
-                    let dict = flatbuffers::root::<arrow_ipc::DictionaryBatch>(&plain.metadata)
-                        .map_err(|e| QuiverError::invalid(e.to_string()))?;
-                    read_dictionary(&plain.body, dict, schema, dictionaries, version)?;
+                    read_dictionary(
+                        &plain.body,
+                        plain.dictionary_batch(),
+                        schema,
+                        dictionaries,
+                        version,
+                    )?;
                 } else {
                     read_dictionary(&message.body, dict, schema, dictionaries, version)?;
                 }
@@ -228,9 +232,8 @@ impl StreamDecoder {
                     .ok_or_else(|| QuiverError::invalid("record batch message has no header"))?;
                 check_buffers(batch, &message.body)?;
                 let decoded = if batch.compression().is_some() {
-                    let plain = decompress(batch, &message.body, codecs, limits, None)?;
-                    let batch = flatbuffers::root::<arrow_ipc::RecordBatch>(&plain.metadata)
-                        .map_err(|e| QuiverError::invalid(e.to_string()))?;
+                    let plain = decompressor.decompress(batch, &message.body, limits, None)?;
+                    let batch = plain.record_batch();
                     precheck(batch, &fields(schema), version)?;
                     let decoded = read_batch(&plain.body, batch, schema, dictionaries, version)?;
                     stats.bytes_copied +=
