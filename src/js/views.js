@@ -1,9 +1,10 @@
 // Columns as typed-array views over wasm memory, built from a batch layout (one call into
 // wasm per batch, see src/wasm/layout.rs) with no further call into wasm and no copy.
 //
-// Growth: every getter re-derives its view when `view.buffer !== memory.buffer`, which
-// happens only when memory grew and was not switched to a resizable buffer. Over a
-// resizable buffer (`memory.toResizableBuffer()`) the views are built once and survive.
+// Growth: every getter re-derives its view once it has detached (byteLength 0), which
+// happens only when memory grew and was not switched to a resizable buffer: growing a
+// memory detaches its old fixed-length buffer. Over a resizable buffer
+// (`memory.toResizableBuffer()`) the views are built once and survive.
 // A view you keep in a variable is valid until the next call into wasm on a
 // non-resizable memory; read `column.values` again after such a call.
 //
@@ -45,6 +46,11 @@ function typeTree(types) {
     typeTrees.set(types, fields);
   }
   return fields;
+}
+
+/** A batch layout from its parts; `nodes` is a view of wasm memory, so it is copied. */
+export function batchLayout(numRows, types, nodes) {
+  return { numRows, types, nodes: nodes.slice() };
 }
 
 /**
@@ -179,11 +185,15 @@ export class Column {
     }
   }
 
-  /** The cached view `key`, unless memory's buffer changed since it was made. */
+  /**
+   * The cached view `key`, unless it has detached. The view itself is checked rather than
+   * `memory.buffer`, a call into the engine on every read. A detached view is empty; an
+   * empty view of a fixed-length buffer is simply made again.
+   */
   #cached(key) {
     if (this.#token.freed) throw new Error(FREED);
     const view = this.#cache[key];
-    return view !== undefined && view.buffer === this.#memory.buffer ? view : undefined;
+    return view !== undefined && (view.byteLength !== 0 || view.buffer.resizable) ? view : undefined;
   }
 
   #keep(key, view) {
@@ -608,7 +618,7 @@ export function makeChunkedColumn(layouts, types, index, token, memory) {
   let columns = chunked.get(layouts);
   if (columns === undefined) chunked.set(layouts, (columns = []));
   if (columns[index] === undefined) {
-    const field = JSON.parse(types)[index];
+    const field = typeTree(types)[index];
     const chunks = layouts.map((layout) => makeColumn(layout, index, token, memory));
     columns[index] = new ChunkedColumn(chunks, field);
   }

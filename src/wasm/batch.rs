@@ -10,7 +10,7 @@ use js_sys::{Array, Object, Reflect};
 use wasm_bindgen::prelude::*;
 
 use super::error::{usage, WasmResult};
-use super::layout::{batch_layout, schema_types};
+use super::layout::{batch_layout, schema_types, types_of};
 use super::schema::schema_to_js;
 
 #[wasm_bindgen(module = "/src/js/views.js")]
@@ -27,7 +27,7 @@ extern "C" {
     #[wasm_bindgen(js_name = makeChunkedColumn)]
     fn make_chunked_column(
         layouts: &Array,
-        types: &str,
+        types: &JsValue,
         index: usize,
         token: &Object,
         memory: &JsValue,
@@ -346,7 +346,7 @@ impl Table {
         #[wasm_bindgen(unchecked_param_type = "number | string")] key: JsValue,
     ) -> WasmResult<JsValue> {
         let index = column_index(&self.schema, &key, "table")?;
-        let types = schema_types(&self.schema);
+        let types = types_of(&self.schema);
         let layouts = self.layouts();
         let token = self.token();
         Ok(make_chunked_column(

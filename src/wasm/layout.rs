@@ -14,8 +14,15 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use arrow_schema::{DataType, Field, IntervalUnit, Schema, SchemaRef, TimeUnit, UnionMode};
-use js_sys::{Object, Reflect, Uint32Array};
-use wasm_bindgen::JsValue;
+use wasm_bindgen::prelude::*;
+
+#[wasm_bindgen(module = "/src/js/views.js")]
+extern "C" {
+    /// The `BatchLayout` object of these parts, in one call: setting its properties from
+    /// Rust would cost a call and a string conversion each. `nodes` is copied out.
+    #[wasm_bindgen(js_name = batchLayout)]
+    fn make_layout(num_rows: usize, types: &JsValue, nodes: &[u32]) -> JsValue;
+}
 
 /// The batch's `BatchLayout`: `{ numRows, types, nodes }`, built in one pass.
 pub(crate) fn batch_layout(batch: &RecordBatch) -> JsValue {
@@ -23,12 +30,7 @@ pub(crate) fn batch_layout(batch: &RecordBatch) -> JsValue {
     for column in batch.columns() {
         encode_nodes(&column.to_data(), &mut nodes);
     }
-    let layout = Object::new();
-    // Reflect::set on a fresh plain object cannot fail.
-    let _ = Reflect::set(&layout, &"numRows".into(), &batch.num_rows().into());
-    let _ = Reflect::set(&layout, &"types".into(), &types_of(&batch.schema()));
-    let _ = Reflect::set(&layout, &"nodes".into(), &Uint32Array::from(&nodes[..]));
-    layout.into()
+    make_layout(batch.num_rows(), &types_of(&batch.schema()), &nodes)
 }
 
 thread_local! {
@@ -37,7 +39,7 @@ thread_local! {
     static LAST_TYPES: RefCell<Option<(SchemaRef, JsValue)>> = const { RefCell::new(None) };
 }
 
-fn types_of(schema: &SchemaRef) -> JsValue {
+pub(crate) fn types_of(schema: &SchemaRef) -> JsValue {
     LAST_TYPES.with(|last| {
         let mut last = last.borrow_mut();
         match &*last {
