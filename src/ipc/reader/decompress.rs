@@ -6,7 +6,7 @@
 //! bytes that follow are stored as they are.
 
 use arrow_buffer::{Buffer, MutableBuffer};
-use arrow_ipc::{BodyCompressionMethod, FieldNode};
+use arrow_ipc::BodyCompressionMethod;
 use flatbuffers::FlatBufferBuilder;
 
 use crate::ipc::codec::{Codecs, Compression};
@@ -182,21 +182,23 @@ fn plain_metadata(
     dictionary: Option<DictionaryHeader>,
 ) {
     fbb.reset();
-    let nodes: Vec<FieldNode> = batch
+    // Written straight from the source vectors, with no Vec in between: this runs per batch.
+    let nodes = batch
         .nodes()
-        .map(|n| n.iter().copied().collect())
-        .unwrap_or_default();
-    let buffers: Vec<arrow_ipc::Buffer> = slots
+        .map(|n| fbb.create_vector_from_iter(n.iter().copied()));
+    let buffers = slots
         .iter()
-        .map(|s| arrow_ipc::Buffer::new(s.offset as i64, s.len as i64))
-        .collect();
-    let variadic: Option<Vec<i64>> = batch.variadicBufferCounts().map(|v| v.iter().collect());
+        .map(|s| arrow_ipc::Buffer::new(s.offset as i64, s.len as i64));
+    let buffers = fbb.create_vector_from_iter(buffers);
+    let variadic = batch
+        .variadicBufferCounts()
+        .map(|v| fbb.create_vector_from_iter(v.iter()));
     let args = arrow_ipc::RecordBatchArgs {
         length: batch.length(),
-        nodes: Some(fbb.create_vector(&nodes)),
-        buffers: Some(fbb.create_vector(&buffers)),
+        nodes,
+        buffers: Some(buffers),
         compression: None,
-        variadicBufferCounts: variadic.map(|v| fbb.create_vector(&v)),
+        variadicBufferCounts: variadic,
     };
     let record_batch = arrow_ipc::RecordBatch::create(fbb, &args);
     match dictionary {
