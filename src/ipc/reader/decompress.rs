@@ -30,8 +30,8 @@ pub(crate) struct Decompressor {
     metadata: FlatBufferBuilder<'static>,
 }
 
-/// A decompressed batch: its metadata rewritten as an uncompressed `RecordBatch` table (or
-/// a `DictionaryBatch` wrapping one), and the body its buffers point into.
+/// A decompressed batch: its metadata rewritten as an uncompressed `RecordBatch` table, and
+/// the body its buffers point into.
 pub(crate) struct Plain<'a> {
     metadata: &'a [u8],
     pub body: Buffer,
@@ -40,30 +40,22 @@ pub(crate) struct Plain<'a> {
 }
 
 impl Plain<'_> {
-    /// The rewritten record batch (of a batch decompressed without a dictionary header).
+    /// The rewritten record batch.
     pub fn record_batch(&self) -> arrow_ipc::RecordBatch<'_> {
-        // SAFETY: `plain_metadata` built these bytes with this root type; what a
-        // flatbuffer builder writes needs no verification.
+        // SAFETY: `plain_metadata` built these bytes, with a `RecordBatch` root, in a
+        // flatbuffer builder; what the builder writes needs no verification.
         unsafe { flatbuffers::root_unchecked::<arrow_ipc::RecordBatch>(self.metadata) }
-    }
-
-    /// The rewritten dictionary batch (of a batch decompressed with a dictionary header).
-    pub fn dictionary_batch(&self) -> arrow_ipc::DictionaryBatch<'_> {
-        // SAFETY: as in `record_batch`, with the dictionary batch root it was built with.
-        unsafe { flatbuffers::root_unchecked::<arrow_ipc::DictionaryBatch>(self.metadata) }
     }
 }
 
 impl Decompressor {
     /// Decompresses every buffer of `batch` into one new body, allocated once at its exact
-    /// size, and rewrites the metadata to match it: a dictionary batch with `dictionary`'s
-    /// header around the record batch when one is given.
+    /// size, and rewrites the metadata to match it.
     pub fn decompress(
         &mut self,
         batch: arrow_ipc::RecordBatch<'_>,
         body: &Buffer,
         limits: &ReadLimits,
-        dictionary: Option<DictionaryHeader>,
     ) -> Result<Plain<'_>> {
         let compression = batch
             .compression()
@@ -94,7 +86,7 @@ impl Decompressor {
                 }
             }
         }
-        plain_metadata(&mut self.metadata, batch, &slots, dictionary);
+        plain_metadata(&mut self.metadata, batch, &slots);
         Ok(Plain {
             metadata: self.metadata.finished_data(),
             body: out.into(),
@@ -166,20 +158,12 @@ fn padded(len: usize) -> usize {
     (len + 7) & !7
 }
 
-/// The fields of a dictionary batch that wraps the record batch being decompressed.
-#[derive(Clone, Copy)]
-pub(crate) struct DictionaryHeader {
-    pub id: i64,
-    pub is_delta: bool,
-}
-
 /// Builds, in `fbb`, the same record batch table with the new buffer locations and no
-/// compression field, wrapped in a dictionary batch table when `dictionary` is given.
+/// compression field.
 fn plain_metadata(
     fbb: &mut FlatBufferBuilder<'static>,
     batch: arrow_ipc::RecordBatch<'_>,
     slots: &[Slot<'_>],
-    dictionary: Option<DictionaryHeader>,
 ) {
     fbb.reset();
     // Written straight from the source vectors, with no Vec in between: this runs per batch.
@@ -201,16 +185,5 @@ fn plain_metadata(
         variadicBufferCounts: variadic,
     };
     let record_batch = arrow_ipc::RecordBatch::create(fbb, &args);
-    match dictionary {
-        None => fbb.finish(record_batch, None),
-        Some(header) => {
-            let args = arrow_ipc::DictionaryBatchArgs {
-                id: header.id,
-                data: Some(record_batch),
-                isDelta: header.is_delta,
-            };
-            let root = arrow_ipc::DictionaryBatch::create(fbb, &args);
-            fbb.finish(root, None);
-        }
-    }
+    fbb.finish(record_batch, None);
 }

@@ -25,7 +25,7 @@ use arrow_schema::{DataType, Field, Schema, SchemaRef};
 use crate::ipc::error::{QuiverError, Result};
 use crate::ipc::limits::ReadLimits;
 use crate::ipc::stats::ReadStats;
-use decompress::{Decompressor, DictionaryHeader};
+use decompress::Decompressor;
 use framing::{Framer, RawMessage};
 use precheck::{check_schema, precheck};
 use validate::{validate_batch, validated_by_quiver};
@@ -206,23 +206,17 @@ impl StreamDecoder {
                     .data()
                     .ok_or_else(|| QuiverError::invalid("dictionary batch has no data"))?;
                 check_buffers(data, &message.body)?;
+                let header = DictionaryHeader {
+                    id: dict.id(),
+                    is_delta: dict.isDelta(),
+                };
                 if data.compression().is_some() {
-                    let header = DictionaryHeader {
-                        id: dict.id(),
-                        is_delta: dict.isDelta(),
-                    };
-                    let plain =
-                        decompressor.decompress(data, &message.body, limits, Some(header))?;
+                    let plain = decompressor.decompress(data, &message.body, limits)?;
                     stats.bytes_copied += plain.bytes_copied;
-                    read_dictionary(
-                        &plain.body,
-                        plain.dictionary_batch(),
-                        schema,
-                        dictionaries,
-                        version,
-                    )?;
+                    let data = plain.record_batch();
+                    read_dictionary(&plain.body, header, data, schema, dictionaries, version)?;
                 } else {
-                    read_dictionary(&message.body, dict, schema, dictionaries, version)?;
+                    read_dictionary(&message.body, header, data, schema, dictionaries, version)?;
                 }
             }
             MessageHeader::RecordBatch => {
@@ -232,7 +226,7 @@ impl StreamDecoder {
                     .ok_or_else(|| QuiverError::invalid("record batch message has no header"))?;
                 check_buffers(batch, &message.body)?;
                 let decoded = if batch.compression().is_some() {
-                    let plain = decompressor.decompress(batch, &message.body, limits, None)?;
+                    let plain = decompressor.decompress(batch, &message.body, limits)?;
                     let batch = plain.record_batch();
                     precheck(batch, &fields(schema), version)?;
                     let decoded = read_batch(&plain.body, batch, schema, dictionaries, version)?;
@@ -272,8 +266,15 @@ fn fields(schema: &SchemaRef) -> Vec<&Field> {
     schema.fields().iter().map(|f| f.as_ref()).collect()
 }
 
-/// Decodes a dictionary batch into `dictionaries`, replacing the values of its id or, for
-/// a delta, appending to them.
+/// The fields of a dictionary batch besides its data.
+#[derive(Clone, Copy)]
+struct DictionaryHeader {
+    id: i64,
+    is_delta: bool,
+}
+
+/// Decodes a dictionary batch, its header and its (uncompressed) data, into
+/// `dictionaries`, replacing the values of its id or, for a delta, appending to them.
 ///
 /// This replaces `arrow_ipc::reader::read_dictionary`, which appends deltas with
 /// `arrow_select::concat`. That links all of arrow-select (concat, and through it the
@@ -281,12 +282,13 @@ fn fields(schema: &SchemaRef) -> Vec<&Field> {
 /// wasm. `MutableArrayData`, which arrow-ipc links anyway, appends the same values.
 fn read_dictionary(
     body: &Buffer,
-    dict: arrow_ipc::DictionaryBatch<'_>,
+    header: DictionaryHeader,
+    data: arrow_ipc::RecordBatch<'_>,
     schema: &SchemaRef,
     dictionaries: &mut HashMap<i64, ArrayRef>,
     version: MetadataVersion,
 ) -> Result<()> {
-    let id = dict.id();
+    let id = header.id;
     // arrow-ipc finds the dictionary's field the same way.
     #[allow(deprecated)]
     let field = schema.fields_with_dict_id(id).first().copied();
@@ -295,16 +297,13 @@ fn read_dictionary(
             "dictionary id {id} not found in schema"
         )));
     };
-    let data = dict
-        .data()
-        .ok_or_else(|| QuiverError::invalid("dictionary batch has no data"))?;
     let values_field = Field::new("dictionary values", value_type.as_ref().clone(), true);
     precheck(data, &[&values_field], version)?;
     let values_schema = Arc::new(Schema::new(vec![values_field]));
     let values = read_batch(body, data, &values_schema, dictionaries, version)?
         .column(0)
         .clone();
-    let values = if dict.isDelta() {
+    let values = if header.is_delta {
         let existing = dictionaries.get(&id).ok_or_else(|| {
             QuiverError::invalid(format!(
                 "delta dictionary batch for id {id}, which has no dictionary yet"
