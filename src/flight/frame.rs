@@ -201,6 +201,8 @@ pub fn encode(
 
 #[cfg(test)]
 mod tests {
+    // Test-only: an unwrap()/expect() here is an assertion, and failing it fails the test. None
+    // is compiled into the library, where clippy denies both (src/lib.rs).
     use super::*;
 
     const MAX: usize = 1 << 20;

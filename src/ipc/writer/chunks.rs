@@ -180,6 +180,8 @@ impl ChunkWriter {
 
 #[cfg(test)]
 mod tests {
+    // Test-only: an unwrap()/expect() here is an assertion, and failing it fails the test. None
+    // is compiled into the library, where clippy denies both (src/lib.rs).
     use super::*;
 
     fn write(sizing: ChunkSizing, cap: usize, messages: &[&[u8]]) -> Chunks {
