@@ -10,7 +10,7 @@ use js_sys::{Array, Object, Reflect};
 use wasm_bindgen::prelude::*;
 
 use super::error::{usage, WasmResult};
-use super::layout::{batch_layout, schema_types, types_of};
+use super::layout::{batch_layout, types_of};
 use super::schema::schema_to_js;
 
 #[wasm_bindgen(module = "/src/js/views.js")]
@@ -55,7 +55,7 @@ extern "C" {
     /// An apache-arrow JS Table over batch layouts (see `arrow_record_batch`).
     #[wasm_bindgen(js_name = arrowTable, catch)]
     fn arrow_table(
-        types: &str,
+        types: &JsValue,
         layouts: &Array,
         schema: &JsValue,
         arrow: &JsValue,
@@ -381,7 +381,7 @@ impl Table {
         options: Option<ToArrowJSOptionsJs>,
     ) -> Result<JsValue, JsValue> {
         let keeper = Table::new(Arc::clone(&self.schema), self.batches.clone());
-        let types = schema_types(&self.schema);
+        let types = types_of(&self.schema);
         let layouts = self.layouts();
         let memory = wasm_bindgen::memory();
         let schema = schema_to_js(&self.schema);

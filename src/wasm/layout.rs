@@ -54,7 +54,7 @@ pub(crate) fn types_of(schema: &SchemaRef) -> JsValue {
 }
 
 /// The schema's field descriptors as one JSON string (the `types` of `BatchLayout`).
-pub(crate) fn schema_types(schema: &Schema) -> String {
+fn schema_types(schema: &Schema) -> String {
     let fields: Vec<_> = schema
         .fields()
         .iter()
