@@ -105,17 +105,33 @@ fn random_offsets_agree_with_arrow() {
         state ^= state << 17;
         state % bound
     };
-    // Long enough for the SIMD loops (16 bytes, 4 offsets a step) and their tails.
+    // Long enough for several steps of the SIMD loops (64 bytes and 16 offsets a step)
+    // and their tails. The data mostly ends at or just past the last offset, so the
+    // checks of the bytes run; sometimes it is any length. Two thirds of it is ASCII,
+    // a third mixed characters, and half of it then gets one high byte anywhere, which
+    // the ASCII check must find.
     let alphabet = "abcdefgh€é😀".as_bytes();
     for _ in 0..1500 {
-        let data: Vec<u8> = (0..next(80))
-            .map(|_| alphabet[next(alphabet.len() as u64) as usize])
-            .collect();
         let mut offsets = vec![next(3) as i32 - 1];
-        for _ in 0..=next(24) {
+        for _ in 0..=next(60) {
             // Mostly increasing, sometimes by a partial character, rarely decreasing.
-            let step = if next(30) == 0 { -1 } else { next(6) as i32 };
+            let step = if next(40) == 0 { -1 } else { next(10) as i32 };
             offsets.push(offsets[offsets.len() - 1] + step);
+        }
+        let end = offsets[offsets.len() - 1].max(0) as u64;
+        let len = if next(8) == 0 {
+            next(300)
+        } else {
+            end + next(4)
+        } as usize;
+        let mut data: Vec<u8> = match next(3) {
+            0 => (0..len)
+                .map(|_| alphabet[next(alphabet.len() as u64) as usize])
+                .collect(),
+            _ => (0..len).map(|_| b'a' + next(26) as u8).collect(),
+        };
+        if len > 0 && next(2) == 0 {
+            data[next(len as u64) as usize] = 0x80 | next(128) as u8;
         }
         agrees(&offsets, &data);
     }
