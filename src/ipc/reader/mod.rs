@@ -210,14 +210,17 @@ impl StreamDecoder {
                     id: dict.id(),
                     is_delta: dict.isDelta(),
                 };
-                if data.compression().is_some() {
-                    let plain = decompressor.decompress(data, &message.body, limits)?;
+                // A compressed batch is read from its decompressed copy, with its metadata
+                // rewritten to point there; an uncompressed one from the message itself.
+                let plain;
+                let (body, data) = if data.compression().is_some() {
+                    plain = decompressor.decompress(data, &message.body, limits)?;
                     stats.bytes_copied += plain.bytes_copied;
-                    let data = plain.record_batch();
-                    read_dictionary(&plain.body, header, data, schema, dictionaries, version)?;
+                    (&plain.body, plain.record_batch())
                 } else {
-                    read_dictionary(&message.body, header, data, schema, dictionaries, version)?;
-                }
+                    (&message.body, data)
+                };
+                read_dictionary(body, header, data, schema, dictionaries, version)?;
             }
             MessageHeader::RecordBatch => {
                 let schema = require_schema(schema, "record batch")?;
@@ -225,20 +228,17 @@ impl StreamDecoder {
                     .header_as_record_batch()
                     .ok_or_else(|| QuiverError::invalid("record batch message has no header"))?;
                 check_buffers(batch, &message.body)?;
-                let decoded = if batch.compression().is_some() {
-                    let plain = decompressor.decompress(batch, &message.body, limits)?;
-                    let batch = plain.record_batch();
-                    precheck(batch, &fields(schema), version)?;
-                    let decoded = read_batch(&plain.body, batch, schema, dictionaries, version)?;
-                    stats.bytes_copied +=
-                        plain.bytes_copied + copied_outside(&decoded, &plain.body);
-                    decoded
+                // As for dictionaries; the decompression's copies count once the batch reads.
+                let plain;
+                let (body, batch, decompressed) = if batch.compression().is_some() {
+                    plain = decompressor.decompress(batch, &message.body, limits)?;
+                    (&plain.body, plain.record_batch(), plain.bytes_copied)
                 } else {
-                    precheck(batch, &fields(schema), version)?;
-                    let decoded = read_batch(&message.body, batch, schema, dictionaries, version)?;
-                    stats.bytes_copied += copied_outside(&decoded, &message.body);
-                    decoded
+                    (&message.body, batch, 0)
                 };
+                precheck(batch, &fields(schema), version)?;
+                let decoded = read_batch(body, batch, schema, dictionaries, version)?;
+                stats.bytes_copied += decompressed + copied_outside(&decoded, body);
                 stats.batches += 1;
                 ready.push_back(decoded);
             }
