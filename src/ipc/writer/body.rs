@@ -537,8 +537,9 @@ fn too_short(has: usize, start: usize, len: usize) -> QuiverError {
 
 #[cfg(test)]
 mod tests {
-    // Test-only: an unwrap()/expect() here is an assertion, and failing it fails the test. None
-    // is compiled into the library, where clippy denies both (src/lib.rs).
+    // Test-only: unwrapping a result or option here is an assertion, and a failed one fails
+    // the test. None is compiled into the library, where clippy denies unwrap_used and
+    // expect_used (src/lib.rs).
     use super::*;
 
     fn written(part: &Part) -> Vec<u8> {
