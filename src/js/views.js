@@ -162,8 +162,13 @@ export class Column {
   #node;
   #start;
   #bitmapStart;
-  // One shape for every column, so that the getters' lookups stay monomorphic.
-  #cache = { values: undefined, validity: undefined, offsets: undefined, typeIds: undefined };
+  // The views made so far, a field each: a getter then reads one private field, not a
+  // keyed lookup (a third of a getter's time in Node).
+  #valuesView;
+  #validityView;
+  #offsetsView;
+  #typeIdsView;
+  #dataViews = [];
   #width;
   #children;
   #nullCount;
@@ -186,19 +191,14 @@ export class Column {
   }
 
   /**
-   * The cached view `key`, unless it has detached. The view itself is checked rather than
-   * `memory.buffer`, a call into the engine on every read. A detached view is empty; an
-   * empty view of a fixed-length buffer is simply made again.
+   * A view made before, unless it has detached (or the batch was freed: that throws). The
+   * view itself is checked rather than `memory.buffer`, a call into the engine on every
+   * read. A detached view is empty; an empty view of a fixed-length buffer is simply made
+   * again.
    */
-  #cached(key) {
+  #live(view) {
     if (this.#token.freed) throw new Error(FREED);
-    const view = this.#cache[key];
     return view !== undefined && (view.byteLength !== 0 || view.buffer.resizable) ? view : undefined;
-  }
-
-  #keep(key, view) {
-    this.#cache[key] = view;
-    return view;
   }
 
   /** `count` elements of buffer `index` from element `first`, or undefined. */
@@ -214,7 +214,7 @@ export class Column {
   }
 
   get values() {
-    return this.#cached('values') ?? this.#keep('values', this.#values());
+    return this.#live(this.#valuesView) ?? (this.#valuesView = this.#values());
   }
 
   #values() {
@@ -247,8 +247,8 @@ export class Column {
       if (this.#token.freed) throw new Error(FREED);
       return null;
     }
-    return this.#cached('validity')
-      ?? this.#keep('validity', this.#bitmap(validity.address, this.#bitmapStart, this.length));
+    return this.#live(this.#validityView)
+      ?? (this.#validityView = this.#bitmap(validity.address, this.#bitmapStart, this.length));
   }
 
   /** Bit offset of row 0 in `validity` (0 to 7; 0 for decoded IPC). */
@@ -257,7 +257,7 @@ export class Column {
   }
 
   get offsets() {
-    return this.#cached('offsets') ?? this.#keep('offsets', this.#offsets());
+    return this.#live(this.#offsetsView) ?? (this.#offsetsView = this.#offsets());
   }
 
   #offsets() {
@@ -272,14 +272,14 @@ export class Column {
 
   get typeIds() {
     if (this.type.id !== 'Union') return undefined;
-    return this.#cached('typeIds') ?? this.#keep('typeIds', this.#buffer(0, Int8Array, this.#start, this.length));
+    return this.#live(this.#typeIdsView) ?? (this.#typeIdsView = this.#buffer(0, Int8Array, this.#start, this.length));
   }
 
   get dataBuffers() {
     const { id } = this.type;
     if (id !== 'Utf8View' && id !== 'BinaryView') return undefined;
     return this.#node.buffers.slice(1).map((b, i) =>
-      this.#cached(`data${i}`) ?? this.#keep(`data${i}`, new Uint8Array(this.#memory.buffer, b.address, b.bytes)));
+      this.#live(this.#dataViews[i]) ?? (this.#dataViews[i] = new Uint8Array(this.#memory.buffer, b.address, b.bytes)));
   }
 
   /** Child columns, row-aligned with this column for struct and sparse union. */
