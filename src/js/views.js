@@ -163,7 +163,7 @@ export class Column {
   #start;
   #bitmapStart;
   // The views made so far, a field each: a getter then reads one private field, not a
-  // keyed lookup (a third of a getter's time in Node).
+  // keyed lookup by name (about a sixth of the getters' time in a Node scan).
   #valuesView;
   #validityView;
   #offsetsView;
