@@ -163,7 +163,7 @@ export class Column {
   #start;
   #bitmapStart;
   // The views made so far, a field each: a getter then reads one private field, not a
-  // keyed lookup by name, which showed in a profile of a Node scan of small batches.
+  // keyed lookup by name, which cost time in paired runs of a Node scan of small batches.
   #valuesView;
   #validityView;
   #offsetsView;
