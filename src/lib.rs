@@ -12,7 +12,8 @@
 //! [IPC stream]: https://arrow.apache.org/docs/format/Columnar.html#serialization-and-interprocess-communication-ipc
 
 // A panic aborts the wasm instance, so library code returns errors instead: clippy refuses
-// `unwrap`/`expect` outside tests (they stay in the tests, where a panic is a failure).
+// `unwrap`/`expect` outside tests. Unit tests return `TestResult` and use `?`; they keep
+// `unwrap_err()` where a test asserts that a call fails.
 #![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used))]
 
 pub mod flight;
@@ -22,3 +23,7 @@ pub mod ipc;
 pub mod memory;
 #[cfg(target_arch = "wasm32")]
 pub mod wasm;
+
+/// What a unit test returns, so that a failed step fails it through `?`.
+#[cfg(test)]
+type TestResult<T = ()> = Result<T, Box<dyn std::error::Error>>;

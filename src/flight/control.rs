@@ -288,13 +288,11 @@ mod b64 {
 
 #[cfg(test)]
 mod tests {
-    // Test-only: unwrapping a result or option here is an assertion, and a failed one fails
-    // the test. None is compiled into the library, where clippy denies unwrap_used and
-    // expect_used (src/lib.rs).
     use super::*;
+    use crate::TestResult;
 
     #[test]
-    fn client_messages_round_trip() {
+    fn client_messages_round_trip() -> TestResult {
         let msgs = [
             ClientMessage::Auth { token: "t".into() },
             ClientMessage::DoGet {
@@ -324,17 +322,17 @@ mod tests {
             ClientMessage::End { stream: 5 },
         ];
         for m in msgs {
-            let json = m.to_json().unwrap();
-            assert_eq!(ClientMessage::from_json(&json).unwrap(), m, "{json}");
+            let json = m.to_json()?;
+            assert_eq!(ClientMessage::from_json(&json)?, m, "{json}");
         }
+        Ok(())
     }
 
     #[test]
-    fn wire_shapes_are_stable() {
+    fn wire_shapes_are_stable() -> TestResult {
         let m = ClientMessage::from_json(
             r#"{"type":"doGet","stream":3,"ticket":"AAE=","location":"grpc://h:1"}"#,
-        )
-        .unwrap();
+        )?;
         assert_eq!(
             m,
             ClientMessage::DoGet {
@@ -347,8 +345,7 @@ mod tests {
         assert_eq!(m.stream(), Some(3));
         let d = ClientMessage::from_json(
             r#"{"type":"getSchema","stream":1,"descriptor":{"cmd":"AQ=="}}"#,
-        )
-        .unwrap();
+        )?;
         assert_eq!(
             d,
             ClientMessage::GetSchema {
@@ -364,7 +361,7 @@ mod tests {
             details: vec![],
         };
         assert_eq!(
-            s.to_json().unwrap(),
+            s.to_json()?,
             r#"{"type":"status","stream":9,"code":16,"name":"UNAUTHENTICATED","message":"bad token","details":""}"#
         );
         let h = ServerMessage::Hello {
@@ -375,14 +372,15 @@ mod tests {
             max_message_bytes: 32,
         };
         assert_eq!(
-            h.to_json().unwrap(),
+            h.to_json()?,
             r#"{"type":"hello","version":1,"maxSegmentBytes":8,"creditWindow":16,"maxStreams":2,"maxMessageBytes":32}"#
         );
-        assert_eq!(ServerMessage::from_json(&h.to_json().unwrap()).unwrap(), h);
+        assert_eq!(ServerMessage::from_json(&h.to_json()?)?, h);
+        Ok(())
     }
 
     #[test]
-    fn flight_info_round_trip() {
+    fn flight_info_round_trip() -> TestResult {
         let info = FlightInfo {
             schema: vec![1, 2, 3],
             descriptor: Some(Descriptor::Path(vec!["x".into()])),
@@ -398,12 +396,13 @@ mod tests {
             app_metadata: vec![9],
         };
         let m = ServerMessage::FlightInfo { stream: 2, info };
-        let json = m.to_json().unwrap();
+        let json = m.to_json()?;
         assert!(
             json.contains(r#""expirationTimeMs":1700000000000"#),
             "{json}"
         );
-        assert_eq!(ServerMessage::from_json(&json).unwrap(), m);
+        assert_eq!(ServerMessage::from_json(&json)?, m);
+        Ok(())
     }
 
     fn bad(text: &str) -> String {

@@ -65,29 +65,28 @@ impl Credit {
 
 #[cfg(test)]
 mod tests {
-    // Test-only: unwrapping a result or option here is an assertion, and a failed one fails
-    // the test. None is compiled into the library, where clippy denies unwrap_used and
-    // expect_used (src/lib.rs).
     use super::*;
+    use crate::TestResult;
 
     #[test]
-    fn grant_take_spend() {
-        let mut c = Credit::new(10).unwrap();
+    fn grant_take_spend() -> TestResult {
+        let mut c = Credit::new(10)?;
         assert_eq!(c.take_up_to(4), 4);
         assert_eq!(c.take_up_to(100), 6);
         assert_eq!(c.take_up_to(1), 0);
-        c.grant(5).unwrap();
-        c.spend(5).unwrap();
+        c.grant(5)?;
+        c.spend(5)?;
         assert_eq!(c.balance(), 0);
         assert_eq!(
             c.spend(1).unwrap_err().to_string(),
             "frame of 1 bytes exceeds the remaining credit of 0 bytes"
         );
+        Ok(())
     }
 
     #[test]
-    fn overflow_is_refused() {
-        let mut c = Credit::new(MAX_BALANCE).unwrap();
+    fn overflow_is_refused() -> TestResult {
+        let mut c = Credit::new(MAX_BALANCE)?;
         assert_eq!(
             c.grant(1).unwrap_err().to_string(),
             "credit grant of 1 bytes would raise the balance above 1099511627776"
@@ -95,5 +94,6 @@ mod tests {
         assert!(c.grant(u64::MAX).is_err());
         assert_eq!(c.balance(), MAX_BALANCE, "a refused grant changes nothing");
         assert!(Credit::new(u64::MAX).is_err());
+        Ok(())
     }
 }

@@ -201,10 +201,8 @@ pub fn encode(
 
 #[cfg(test)]
 mod tests {
-    // Test-only: unwrapping a result or option here is an assertion, and a failed one fails
-    // the test. None is compiled into the library, where clippy denies unwrap_used and
-    // expect_used (src/lib.rs).
     use super::*;
+    use crate::TestResult;
 
     const MAX: usize = 1 << 20;
 
@@ -220,22 +218,23 @@ mod tests {
     }
 
     #[test]
-    fn data_round_trip() {
-        let bytes = encode(7, FrameKind::Data, Flags::WHOLE, b"meta", &[b"ab", b"cd"]).unwrap();
+    fn data_round_trip() -> TestResult {
+        let bytes = encode(7, FrameKind::Data, Flags::WHOLE, b"meta", &[b"ab", b"cd"])?;
         assert_eq!(bytes.len(), HEADER_LEN + 8);
-        let f = Frame::decode(&bytes, MAX).unwrap();
+        let f = Frame::decode(&bytes, MAX)?;
         assert_eq!(f.stream, 7);
         assert_eq!(f.kind, FrameKind::Data);
         assert_eq!(f.flags, Flags::WHOLE);
         assert_eq!(f.app_metadata, b"meta");
         assert_eq!(f.ipc, b"abcd");
         assert_eq!(f.payload_len(), 8);
+        Ok(())
     }
 
     #[test]
-    fn middle_segment_round_trip() {
-        let bytes = encode(u32::MAX, FrameKind::Data, Flags::default(), b"", &[b"x"]).unwrap();
-        let f = Frame::decode(&bytes, MAX).unwrap();
+    fn middle_segment_round_trip() -> TestResult {
+        let bytes = encode(u32::MAX, FrameKind::Data, Flags::default(), b"", &[b"x"])?;
+        let f = Frame::decode(&bytes, MAX)?;
         assert_eq!(
             (f.stream, f.flags, f.ipc),
             (u32::MAX, Flags::default(), &b"x"[..])
@@ -244,21 +243,23 @@ mod tests {
             first: false,
             last: true,
         };
-        let bytes = encode(3, FrameKind::Data, last, b"", &[b"y"]).unwrap();
-        assert_eq!(Frame::decode(&bytes, MAX).unwrap().flags, last);
+        let bytes = encode(3, FrameKind::Data, last, b"", &[b"y"])?;
+        assert_eq!(Frame::decode(&bytes, MAX)?.flags, last);
+        Ok(())
     }
 
     #[test]
-    fn metadata_round_trip() {
-        let bytes = encode(1, FrameKind::Metadata, Flags::WHOLE, b"put-ack", &[]).unwrap();
-        let f = Frame::decode(&bytes, MAX).unwrap();
+    fn metadata_round_trip() -> TestResult {
+        let bytes = encode(1, FrameKind::Metadata, Flags::WHOLE, b"put-ack", &[])?;
+        let f = Frame::decode(&bytes, MAX)?;
         assert_eq!(
             (f.kind, f.app_metadata, f.ipc),
             (FrameKind::Metadata, &b"put-ack"[..], &b""[..])
         );
         // An empty app_metadata is a valid FlightData too.
-        let bytes = encode(1, FrameKind::Metadata, Flags::WHOLE, b"", &[]).unwrap();
-        assert_eq!(Frame::decode(&bytes, MAX).unwrap().payload_len(), 0);
+        let bytes = encode(1, FrameKind::Metadata, Flags::WHOLE, b"", &[])?;
+        assert_eq!(Frame::decode(&bytes, MAX)?.payload_len(), 0);
+        Ok(())
     }
 
     fn err(bytes: &[u8]) -> String {
@@ -319,13 +320,14 @@ mod tests {
     }
 
     #[test]
-    fn every_truncation_of_a_frame_is_an_error_or_a_shorter_frame() {
-        let bytes = encode(9, FrameKind::Data, Flags::WHOLE, b"mm", &[b"ipc-bytes"]).unwrap();
+    fn every_truncation_of_a_frame_is_an_error_or_a_shorter_frame() -> TestResult {
+        let bytes = encode(9, FrameKind::Data, Flags::WHOLE, b"mm", &[b"ipc-bytes"])?;
         for cut in 0..bytes.len() {
             match Frame::decode(&bytes[..cut], MAX) {
                 Ok(f) => assert!(f.ipc.len() < 9),
                 Err(e) => assert!(!e.to_string().is_empty()),
             }
         }
+        Ok(())
     }
 }

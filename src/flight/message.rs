@@ -191,16 +191,14 @@ impl Splitter {
 
 #[cfg(test)]
 mod tests {
-    // Test-only: unwrapping a result or option here is an assertion, and a failed one fails
-    // the test. None is compiled into the library, where clippy denies unwrap_used and
-    // expect_used (src/lib.rs).
     use super::*;
+    use crate::TestResult;
     use arrow_array::{Int32Array, RecordBatch, StringArray};
     use arrow_ipc::writer::StreamWriter;
     use arrow_schema::{DataType, Field, Schema};
     use std::sync::Arc;
 
-    fn stream_bytes() -> Vec<u8> {
+    fn stream_bytes() -> TestResult<Vec<u8>> {
         let schema = Arc::new(Schema::new(vec![
             Field::new("a", DataType::Int32, false),
             Field::new("b", DataType::Utf8, true),
@@ -211,90 +209,83 @@ mod tests {
                 Arc::new(Int32Array::from(vec![1, 2, 3])),
                 Arc::new(StringArray::from(vec![Some("x"), None, Some("zz")])),
             ],
-        )
-        .unwrap();
-        let mut w = StreamWriter::try_new(Vec::new(), &schema).unwrap();
-        w.write(&batch).unwrap();
-        w.write(&batch).unwrap();
-        w.finish().unwrap();
-        w.into_inner().unwrap()
+        )?;
+        let mut w = StreamWriter::try_new(Vec::new(), &schema)?;
+        w.write(&batch)?;
+        w.write(&batch)?;
+        w.finish()?;
+        Ok(w.into_inner()?)
     }
 
     /// Re-encapsulates split messages the way the gateway does for DoGet.
-    fn reassemble(messages: &[Message]) -> Vec<u8> {
+    fn reassemble(messages: &[Message]) -> TestResult<Vec<u8>> {
         let mut out = Vec::new();
         for m in messages {
-            let (p, pad) = prefix(m.header.len()).unwrap();
+            let (p, pad) = prefix(m.header.len())?;
             out.extend_from_slice(&p);
             out.extend_from_slice(&m.header);
             out.resize(out.len() + pad, 0);
             out.extend_from_slice(&m.body);
         }
         out.extend_from_slice(&EOS);
-        out
+        Ok(out)
     }
 
     #[test]
-    fn split_at_every_point_round_trips() {
-        let bytes = stream_bytes();
+    fn split_at_every_point_round_trips() -> TestResult {
+        let bytes = stream_bytes()?;
         for cut in 0..=bytes.len() {
             let mut s = Splitter::new(1 << 20);
             let mut out = Vec::new();
-            s.push(&bytes[..cut], &mut out).unwrap();
-            s.push(&bytes[cut..], &mut out).unwrap();
-            s.finish().unwrap();
+            s.push(&bytes[..cut], &mut out)?;
+            s.push(&bytes[cut..], &mut out)?;
+            s.finish()?;
             assert_eq!(out.len(), 3, "schema and two batches");
-            assert_eq!(reassemble(&out), bytes, "cut at {cut}");
+            assert_eq!(reassemble(&out)?, bytes, "cut at {cut}");
         }
+        Ok(())
     }
 
     #[test]
-    fn byte_by_byte_reports_boundaries() {
-        let bytes = stream_bytes();
+    fn byte_by_byte_reports_boundaries() -> TestResult {
+        let bytes = stream_bytes()?;
         let mut s = Splitter::new(1 << 20);
         let mut out = Vec::new();
         let mut boundaries = 0;
         for b in &bytes {
-            s.push(std::slice::from_ref(b), &mut out).unwrap();
+            s.push(std::slice::from_ref(b), &mut out)?;
             if s.pending() == 0 {
                 boundaries += 1;
             }
         }
         assert_eq!(out.len(), 3);
         assert_eq!(boundaries, 4, "three messages and the EOS");
-        assert_eq!(
-            body_length(&out[1].header).unwrap(),
-            out[1].body.len() as u64
-        );
+        assert_eq!(body_length(&out[1].header)?, out[1].body.len() as u64);
+        Ok(())
     }
 
     #[test]
-    fn prefix_pads_to_eight() {
-        assert_eq!(
-            prefix(0).unwrap(),
-            ([0xFF, 0xFF, 0xFF, 0xFF, 0, 0, 0, 0], 0)
-        );
-        assert_eq!(
-            prefix(13).unwrap(),
-            ([0xFF, 0xFF, 0xFF, 0xFF, 16, 0, 0, 0], 3)
-        );
-        assert_eq!(prefix(16).unwrap().1, 0);
+    fn prefix_pads_to_eight() -> TestResult {
+        assert_eq!(prefix(0)?, ([0xFF, 0xFF, 0xFF, 0xFF, 0, 0, 0, 0], 0));
+        assert_eq!(prefix(13)?, ([0xFF, 0xFF, 0xFF, 0xFF, 16, 0, 0, 0], 3));
+        assert_eq!(prefix(16)?.1, 0);
         assert_eq!(
             prefix(i32::MAX as usize).unwrap_err().to_string(),
             "IPC message needs 2147483648 bytes, the limit is 2147483647"
         );
+        Ok(())
     }
 
     #[test]
-    fn flags_checks() {
-        let bytes = stream_bytes();
+    fn flags_checks() -> TestResult {
+        let bytes = stream_bytes()?;
         let mut s = Splitter::new(1 << 20);
-        s.check_first(true).unwrap();
+        s.check_first(true)?;
         assert_eq!(
             s.check_first(false).unwrap_err().to_string(),
             "a segment without the first flag must continue a message, but none is open"
         );
-        s.push(&bytes[..5], &mut Vec::new()).unwrap();
+        s.push(&bytes[..5], &mut Vec::new())?;
         assert_eq!(
             s.check_first(true).unwrap_err().to_string(),
             "a first segment must start a new IPC message, but 3 bytes of the previous one are missing"
@@ -307,8 +298,9 @@ mod tests {
             s.finish().unwrap_err().to_string(),
             "IPC stream ended inside a message: 3 more bytes were needed"
         );
-        s.check_first(false).unwrap();
-        s.check_last(false).unwrap();
+        s.check_first(false)?;
+        s.check_last(false)?;
+        Ok(())
     }
 
     fn split_err(bytes: &[u8], max: usize) -> String {
@@ -319,7 +311,7 @@ mod tests {
     }
 
     #[test]
-    fn malformed_streams() {
+    fn malformed_streams() -> TestResult {
         assert_eq!(
             split_err(&[0x10, 0, 0, 0, 0, 0, 0, 0], 64),
             "IPC message must start with continuation marker 0xFFFFFFFF, found 0x00000010"
@@ -341,24 +333,25 @@ mod tests {
         assert!(split_err(&garbage, 64)
             .starts_with("IPC message metadata is not a valid flatbuffer Message"));
         // A valid header whose body exceeds the limit is refused before allocating it.
-        let bytes = stream_bytes();
+        let bytes = stream_bytes()?;
         let mut out = Vec::new();
         let mut s = Splitter::new(1 << 20);
-        s.push(&bytes, &mut out).unwrap();
+        s.push(&bytes, &mut out)?;
         let mut big = Vec::new();
-        let (p, pad) = prefix(out[1].header.len()).unwrap();
+        let (p, pad) = prefix(out[1].header.len())?;
         big.extend_from_slice(&p);
         big.extend_from_slice(&out[1].header);
         big.resize(big.len() + pad, 0);
         let limit = big.len() - 8;
         assert!(split_err(&big, limit).starts_with("IPC message needs "));
+        Ok(())
     }
 
     #[test]
-    fn arbitrary_bytes_never_panic() {
+    fn arbitrary_bytes_never_panic() -> TestResult {
         // A cheap deterministic fuzz pass; cargo-fuzz covers this in depth.
         let mut x: u64 = 0x9E37_79B9_7F4A_7C15;
-        let bytes = stream_bytes();
+        let bytes = stream_bytes()?;
         for round in 0..2000 {
             let mut input = bytes.clone();
             for _ in 0..(round % 7 + 1) {
@@ -371,5 +364,6 @@ mod tests {
             let mut s = Splitter::new(1 << 16);
             let _ = s.push(&input, &mut Vec::new());
         }
+        Ok(())
     }
 }

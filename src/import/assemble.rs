@@ -176,6 +176,7 @@ mod tests {
     use arrow_schema::{Field, Schema};
 
     use super::*;
+    use crate::TestResult;
 
     fn filled(bytes: &[&[u8]]) -> Vec<Buffer> {
         let mut filled = allocate(bytes.iter().map(|b| b.len()).collect());
@@ -194,7 +195,7 @@ mod tests {
     }
 
     #[test]
-    fn builds_validated_columns_with_bit_offsets() {
+    fn builds_validated_columns_with_bit_offsets() -> TestResult {
         let schema = Arc::new(Schema::new(vec![
             Field::new("n", DataType::Int32, true),
             Field::new("s", DataType::Utf8, true),
@@ -219,19 +220,18 @@ mod tests {
                 &[0b1_0100],
                 &[0b1100],
             ]),
-        )
-        .unwrap();
+        )?;
         let n = batch
             .column(0)
             .as_any()
             .downcast_ref::<Int32Array>()
-            .unwrap();
+            .ok_or("column 0 is not an Int32Array")?;
         assert_eq!(n.iter().collect::<Vec<_>>(), [Some(1), None, Some(3)]);
         let s = batch
             .column(1)
             .as_any()
             .downcast_ref::<StringArray>()
-            .unwrap();
+            .ok_or("column 1 is not a StringArray")?;
         assert_eq!(
             s.iter().collect::<Vec<_>>(),
             [Some("a"), Some(""), Some("bc")]
@@ -240,11 +240,12 @@ mod tests {
             .column(2)
             .as_any()
             .downcast_ref::<BooleanArray>()
-            .unwrap();
+            .ok_or("column 2 is not a BooleanArray")?;
         assert_eq!(
             b.iter().collect::<Vec<_>>(),
             [Some(true), None, Some(false)]
         );
+        Ok(())
     }
 
     #[test]

@@ -203,14 +203,12 @@ fn xxh32(bytes: &[u8]) -> u32 {
 
 #[cfg(test)]
 mod tests {
-    // Test-only: unwrapping a result or option here is an assertion, and a failed one fails
-    // the test. None is compiled into the library, where clippy denies unwrap_used and
-    // expect_used (src/lib.rs).
     use std::io::Write;
 
     use lz4_flex::frame::{BlockMode, BlockSize, FrameEncoder, FrameInfo};
 
     use super::decompress;
+    use crate::TestResult;
 
     /// 600 KB over ten blocks: an incompressible stretch, which the encoder stores as it
     /// is, then a repeating pattern. (Blocks that refer back into the block before are
@@ -233,10 +231,10 @@ mod tests {
         data
     }
 
-    fn frame(data: &[u8], info: FrameInfo) -> Vec<u8> {
+    fn frame(data: &[u8], info: FrameInfo) -> TestResult<Vec<u8>> {
         let mut encoder = FrameEncoder::with_frame_info(info, Vec::new());
-        encoder.write_all(data).unwrap();
-        encoder.finish().unwrap()
+        encoder.write_all(data)?;
+        Ok(encoder.finish()?)
     }
 
     fn assert_decodes_to(packed: &[u8], data: &[u8]) {
@@ -246,7 +244,7 @@ mod tests {
     }
 
     #[test]
-    fn every_kind_of_frame_decodes_in_place() {
+    fn every_kind_of_frame_decodes_in_place() -> TestResult {
         let data = data();
         let kinds = [
             FrameInfo::new(),
@@ -258,27 +256,29 @@ mod tests {
                 .content_size(Some(data.len() as u64)),
         ];
         for info in kinds {
-            assert_decodes_to(&frame(&data, info), &data);
+            assert_decodes_to(&frame(&data, info)?, &data);
         }
+        Ok(())
     }
 
     #[test]
-    fn concatenated_frames_decode_one_after_another() {
+    fn concatenated_frames_decode_one_after_another() -> TestResult {
         let data = data();
         let (a, b) = data.split_at(100_000);
-        let mut packed = frame(a, FrameInfo::new());
-        packed.extend(frame(b, FrameInfo::new()));
+        let mut packed = frame(a, FrameInfo::new())?;
+        packed.extend(frame(b, FrameInfo::new())?);
         assert_decodes_to(&packed, &data);
+        Ok(())
     }
 
     #[test]
-    fn damage_is_an_error_that_says_where() {
+    fn damage_is_an_error_that_says_where() -> TestResult {
         let data = data();
         let info = FrameInfo::new()
             .block_checksums(true)
             .content_checksum(true)
             .content_size(Some(data.len() as u64));
-        let packed = frame(&data, info);
+        let packed = frame(&data, info)?;
         let mut out = vec![0; data.len()];
         let mut check = |packed: &[u8], expected: &str| {
             let error = decompress(packed, &mut out).unwrap_err();
@@ -296,19 +296,20 @@ mod tests {
         flipped[2000] ^= 1;
         check(&flipped, "a block's checksum does not match");
         let mut flipped = packed.clone();
-        *flipped.last_mut().unwrap() ^= 1;
+        *flipped.last_mut().ok_or("an empty frame")? ^= 1;
         check(&flipped, "content checksum does not match");
         check(
             b"\x04\x22\x4d\x18\x40",
             "the frame ends inside the frame descriptor",
         );
         check(b"not a frame", "expected the LZ4 frame magic number");
+        Ok(())
     }
 
     #[test]
-    fn corrupt_blocks_without_checksums_are_errors() {
+    fn corrupt_blocks_without_checksums_are_errors() -> TestResult {
         let data = &data()[140_000..260_000];
-        let packed = frame(data, FrameInfo::new());
+        let packed = frame(data, FrameInfo::new())?;
         // Every byte of the first compressed block, flipped in turn: never a panic, and
         // an error or different bytes, never more than the output holds.
         let mut out = vec![0; data.len()];
@@ -319,16 +320,17 @@ mod tests {
                 assert!(n <= data.len());
             }
         }
+        Ok(())
     }
 
     #[test]
-    fn output_past_the_declared_size_is_refused() {
+    fn output_past_the_declared_size_is_refused() -> TestResult {
         let data = data();
         for info in [
             FrameInfo::new(),
             FrameInfo::new().block_mode(BlockMode::Independent),
         ] {
-            let packed = frame(&data, info);
+            let packed = frame(&data, info)?;
             let mut out = vec![0; data.len() - 1];
             assert_eq!(
                 decompress(&packed, &mut out),
@@ -338,5 +340,6 @@ mod tests {
                 ))
             );
         }
+        Ok(())
     }
 }

@@ -143,33 +143,28 @@ impl Codecs {
 
 #[cfg(test)]
 mod tests {
-    // Test-only: unwrapping a result or option here is an assertion, and a failed one fails
-    // the test. None is compiled into the library, where clippy denies unwrap_used and
-    // expect_used (src/lib.rs).
     use super::*;
+    use crate::TestResult;
 
-    fn round_trip(codec: Compression) {
+    fn round_trip(codec: Compression) -> TestResult {
         let data: Vec<u8> = (0..100_000u32)
             .flat_map(|i| (i % 251).to_le_bytes())
             .collect();
         let mut codecs = Codecs::default();
         let mut packed = Vec::new();
-        codecs
-            .compress(codec, &Buffer::from(data.as_slice()), &mut packed)
-            .unwrap();
+        codecs.compress(codec, &Buffer::from(data.as_slice()), &mut packed)?;
         assert!(packed.len() < data.len());
         let mut out = vec![0; data.len()];
-        codecs.decompress(codec, &packed, &mut out).unwrap();
+        codecs.decompress(codec, &packed, &mut out)?;
         assert_eq!(out, data);
         // The same state decodes a second buffer.
-        codecs.decompress(codec, &packed, &mut out).unwrap();
+        codecs.decompress(codec, &packed, &mut out)?;
         assert_eq!(out, data);
         // The same state encodes a second buffer into the same frame, after what is there.
         let mut twice = vec![9u8];
-        codecs
-            .compress(codec, &Buffer::from(data.as_slice()), &mut twice)
-            .unwrap();
+        codecs.compress(codec, &Buffer::from(data.as_slice()), &mut twice)?;
         assert_eq!((twice[0], &twice[1..]), (9, packed.as_slice()));
+        Ok(())
     }
 
     #[test]
@@ -180,49 +175,46 @@ mod tests {
     }
 
     #[test]
-    fn lz4_round_trip() {
-        round_trip(Compression::Lz4Frame);
+    fn lz4_round_trip() -> TestResult {
+        round_trip(Compression::Lz4Frame)
     }
 
     #[test]
-    fn zstd_round_trip() {
-        round_trip(Compression::Zstd);
+    fn zstd_round_trip() -> TestResult {
+        round_trip(Compression::Zstd)
     }
 
-    fn refuses_bomb(codec: Compression) {
+    fn refuses_bomb(codec: Compression) -> TestResult {
         let data = vec![7u8; 1 << 20];
         let mut codecs = Codecs::default();
         let mut packed = Vec::new();
-        codecs
-            .compress(codec, &Buffer::from(data.as_slice()), &mut packed)
-            .unwrap();
+        codecs.compress(codec, &Buffer::from(data.as_slice()), &mut packed)?;
         // Declared 1 KiB, but the frame expands to 1 MiB.
         let mut out = vec![0; 1024];
         let err = codecs.decompress(codec, &packed, &mut out).unwrap_err();
         assert!(matches!(err, QuiverError::Codec { .. }), "{err}");
+        Ok(())
     }
 
     #[test]
-    fn lz4_refuses_bomb() {
-        refuses_bomb(Compression::Lz4Frame);
+    fn lz4_refuses_bomb() -> TestResult {
+        refuses_bomb(Compression::Lz4Frame)
     }
 
     #[test]
-    fn zstd_refuses_bomb() {
-        refuses_bomb(Compression::Zstd);
+    fn zstd_refuses_bomb() -> TestResult {
+        refuses_bomb(Compression::Zstd)
     }
 
     #[test]
-    fn short_output_is_an_error() {
+    fn short_output_is_an_error() -> TestResult {
         let mut codecs = Codecs::default();
         let mut packed = Vec::new();
-        codecs
-            .compress(
-                Compression::Lz4Frame,
-                &Buffer::from(&[1u8, 2, 3]),
-                &mut packed,
-            )
-            .unwrap();
+        codecs.compress(
+            Compression::Lz4Frame,
+            &Buffer::from(&[1u8, 2, 3]),
+            &mut packed,
+        )?;
         let mut out = vec![0; 10];
         let err = codecs
             .decompress(Compression::Lz4Frame, &packed, &mut out)
@@ -231,6 +223,7 @@ mod tests {
             err.to_string(),
             "LZ4_FRAME buffer is corrupt: declared 10 uncompressed bytes, decompressed 3"
         );
+        Ok(())
     }
 
     #[test]

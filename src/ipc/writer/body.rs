@@ -537,20 +537,18 @@ fn too_short(has: usize, start: usize, len: usize) -> QuiverError {
 
 #[cfg(test)]
 mod tests {
-    // Test-only: unwrapping a result or option here is an assertion, and a failed one fails
-    // the test. None is compiled into the library, where clippy denies unwrap_used and
-    // expect_used (src/lib.rs).
     use super::*;
+    use crate::TestResult;
 
-    fn written(part: &Part) -> Vec<u8> {
+    fn written(part: &Part) -> TestResult<Vec<u8>> {
         let mut out = Vec::new();
-        part.write(&mut out).unwrap();
+        part.write(&mut out)?;
         assert_eq!(out.len(), part.len());
-        out
+        Ok(out)
     }
 
     #[test]
-    fn ints_are_rebased_and_capped() {
+    fn ints_are_rebased_and_capped() -> TestResult {
         let source = Buffer::from_vec(vec![5i32, 7, 12, 40]);
         let part = Part::Ints {
             source,
@@ -562,12 +560,13 @@ mod tests {
             .iter()
             .flat_map(|v| v.to_le_bytes())
             .collect();
-        assert_eq!(written(&part), expected);
+        assert_eq!(written(&part)?, expected);
         assert_eq!(read_int(&(-3i16).to_le_bytes()), -3);
+        Ok(())
     }
 
     #[test]
-    fn bits_are_shifted_to_bit_zero() {
+    fn bits_are_shifted_to_bit_zero() -> TestResult {
         // 1000 bits, so that the shift crosses a block boundary.
         let bools: Vec<bool> = (0..1000).map(|i| i % 3 == 0 || i % 7 == 0).collect();
         let buffer = arrow_buffer::BooleanBuffer::from(bools.as_slice()).into_inner();
@@ -577,16 +576,18 @@ mod tests {
                 source: buffer.clone(),
                 offset,
                 len,
-            });
+            })?;
             for i in 0..len {
                 assert_eq!(out[i / 8] >> (i % 8) & 1 == 1, bools[offset + i], "bit {i}");
             }
         }
+        Ok(())
     }
 
     #[test]
-    fn zeros_of_any_length() {
-        assert_eq!(written(&Part::Zeros(0)), Vec::<u8>::new());
-        assert_eq!(written(&Part::Zeros(20)), vec![0; 20]);
+    fn zeros_of_any_length() -> TestResult {
+        assert_eq!(written(&Part::Zeros(0))?, Vec::<u8>::new());
+        assert_eq!(written(&Part::Zeros(20))?, vec![0; 20]);
+        Ok(())
     }
 }

@@ -180,28 +180,26 @@ impl ChunkWriter {
 
 #[cfg(test)]
 mod tests {
-    // Test-only: unwrapping a result or option here is an assertion, and a failed one fails
-    // the test. None is compiled into the library, where clippy denies unwrap_used and
-    // expect_used (src/lib.rs).
     use super::*;
+    use crate::TestResult;
 
-    fn write(sizing: ChunkSizing, cap: usize, messages: &[&[u8]]) -> Chunks {
+    fn write(sizing: ChunkSizing, cap: usize, messages: &[&[u8]]) -> TestResult<Chunks> {
         let mut writer = ChunkWriter::new(cap, sizing);
         for m in messages {
-            writer.begin(m.len()).unwrap();
+            writer.begin(m.len())?;
             // Uneven pieces, to cross chunk boundaries inside a `put`.
             for piece in m.chunks(5) {
-                writer.put(piece).unwrap();
+                writer.put(piece)?;
             }
         }
-        writer.finish().unwrap()
+        Ok(writer.finish()?)
     }
 
     #[test]
-    fn messages_split_at_the_cap_and_start_new_chunks() {
+    fn messages_split_at_the_cap_and_start_new_chunks() -> TestResult {
         let a: Vec<u8> = (0..20).collect();
         let b: Vec<u8> = (100..108).collect();
-        let chunks = write(ChunkSizing::Exact, 8, &[&a, &b]);
+        let chunks = write(ChunkSizing::Exact, 8, &[&a, &b])?;
         assert_eq!(chunks.lengths(), vec![8, 8, 4, 8]);
         let ends: Vec<bool> = (0..4).map(|i| chunks.ends_message(i)).collect();
         assert_eq!(ends, [false, false, true, true]);
@@ -210,36 +208,40 @@ mod tests {
         for c in chunks.iter() {
             assert_eq!(c.len(), c.len().min(8));
         }
+        Ok(())
     }
 
     #[test]
-    fn exact_chunks_are_allocated_at_their_size() {
+    fn exact_chunks_are_allocated_at_their_size() -> TestResult {
         let a = vec![1u8; 13];
-        let chunks = write(ChunkSizing::Exact, 1 << 20, &[&a]);
+        let chunks = write(ChunkSizing::Exact, 1 << 20, &[&a])?;
         assert_eq!(chunks.chunks[0].capacity(), 13);
+        Ok(())
     }
 
     #[test]
-    fn fixed_chunks_give_the_same_bytes() {
+    fn fixed_chunks_give_the_same_bytes() -> TestResult {
         let a: Vec<u8> = (0..50).collect();
-        let exact = write(ChunkSizing::Exact, 16, &[&a]);
-        let fixed = write(ChunkSizing::Fixed, 16, &[&a]);
+        let exact = write(ChunkSizing::Exact, 16, &[&a])?;
+        let fixed = write(ChunkSizing::Fixed, 16, &[&a])?;
         assert_eq!(exact.to_vec(), fixed.to_vec());
         assert_eq!(exact.lengths(), fixed.lengths());
+        Ok(())
     }
 
     #[test]
-    fn writing_past_the_plan_is_an_error() {
+    fn writing_past_the_plan_is_an_error() -> TestResult {
         let mut writer = ChunkWriter::new(8, ChunkSizing::Exact);
-        writer.begin(2).unwrap();
+        writer.begin(2)?;
         let err = writer.put(&[1, 2, 3]).unwrap_err();
         assert_eq!(
             err.to_string(),
             "internal error (please report): message planned with 2 more bytes, writing 3"
         );
         let mut writer = ChunkWriter::new(8, ChunkSizing::Exact);
-        writer.begin(2).unwrap();
-        writer.put(&[1]).unwrap();
+        writer.begin(2)?;
+        writer.put(&[1])?;
         assert!(writer.finish().is_err());
+        Ok(())
     }
 }
