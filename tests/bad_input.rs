@@ -65,12 +65,18 @@ fn message_declaring(
 
 /// A record batch message for `sample()`'s schema with the given buffers (offset, len).
 fn record_batch(buffers: &[(i64, i64)], body: usize) -> Vec<u8> {
+    record_batch_with_nodes(&[(2, 0), (2, 0)], buffers, body)
+}
+
+/// As `record_batch`, with the given field nodes (length, null count).
+fn record_batch_with_nodes(nodes: &[(i64, i64)], buffers: &[(i64, i64)], body: usize) -> Vec<u8> {
     message(
         |fbb| {
-            let nodes = fbb.create_vector(&[
-                arrow_ipc::FieldNode::new(2, 0),
-                arrow_ipc::FieldNode::new(2, 0),
-            ]);
+            let nodes: Vec<_> = nodes
+                .iter()
+                .map(|&(len, nulls)| arrow_ipc::FieldNode::new(len, nulls))
+                .collect();
+            let nodes = fbb.create_vector(&nodes);
             let buffers: Vec<_> = buffers
                 .iter()
                 .map(|&(o, l)| arrow_ipc::Buffer::new(o, l))
@@ -229,6 +235,37 @@ fn offsets_past_the_values_are_refused() {
     batch[body..body + 12].copy_from_slice(&[0, 0, 0, 0, 2, 0, 0, 0, 9, 0, 0, 0]);
     let error = error_of(&with_schema(batch));
     assert!(error.contains("offset") && error.contains('9'), "{error}");
+}
+
+#[test]
+fn a_null_count_that_the_bitmap_contradicts_is_refused() {
+    // "i" declares one null, but its bitmap (0b11) has none.
+    let mut batch = record_batch_with_nodes(
+        &[(2, 0), (2, 1)],
+        &[(0, 0), (0, 12), (16, 4), (24, 1), (32, 8)],
+        40,
+    );
+    let body = batch.len() - 40;
+    batch[body..body + 12].copy_from_slice(&[0, 0, 0, 0, 2, 0, 0, 0, 4, 0, 0, 0]);
+    batch[body + 24] = 0b11;
+    assert_eq!(
+        error_of(&with_schema(batch)),
+        "invalid IPC stream: field \"i\" declares a null count of 1, but its validity bitmap has 0 nulls"
+    );
+}
+
+#[test]
+fn missing_field_nodes_and_buffers_are_refused() {
+    let one_node = record_batch_with_nodes(&[(2, 0)], &[(0, 0), (0, 12), (16, 4)], 24);
+    assert_eq!(
+        error_of(&with_schema(one_node)),
+        "invalid IPC stream: expected field node 1 for field \"i\", found 1 in the record batch"
+    );
+    let four_buffers = record_batch(&[(0, 0), (0, 12), (16, 4), (0, 0)], 24);
+    assert_eq!(
+        error_of(&with_schema(four_buffers)),
+        "invalid IPC stream: expected buffer 4 for field \"i\", found 4 in the record batch"
+    );
 }
 
 #[test]

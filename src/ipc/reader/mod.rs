@@ -6,6 +6,7 @@
 //! own (see [`framing`]); message contents are decoded by arrow-ipc.
 
 mod decompress;
+mod flat;
 mod framing;
 mod precheck;
 mod validate;
@@ -17,7 +18,7 @@ use std::sync::Arc;
 use arrow_array::{make_array, ArrayRef, RecordBatch};
 use arrow_buffer::Buffer;
 use arrow_data::transform::MutableArrayData;
-use arrow_data::{ArrayData, UnsafeFlag};
+use arrow_data::ArrayData;
 use arrow_ipc::reader::RecordBatchDecoder;
 use arrow_ipc::{MessageHeader, MetadataVersion};
 use arrow_schema::{DataType, Field, Schema, SchemaRef};
@@ -26,9 +27,9 @@ use crate::ipc::error::{QuiverError, Result};
 use crate::ipc::limits::ReadLimits;
 use crate::ipc::stats::ReadStats;
 use decompress::Decompressor;
+use flat::{all_flat, read_flat_batch};
 use framing::{Framer, RawMessage};
 use precheck::{check_schema, precheck};
-use validate::{validate_batch, validated_by_quiver};
 
 /// Decodes one Arrow IPC stream, pushed in segments.
 ///
@@ -330,19 +331,14 @@ fn read_batch(
     dictionaries: &HashMap<i64, ArrayRef>,
     version: MetadataVersion,
 ) -> Result<RecordBatch> {
+    if all_flat(schema) {
+        return read_flat_batch(body, batch, schema);
+    }
     // IPC aligns buffers to 8 only, and 16-byte types (decimal128, interval) may need a
     // realigning copy; `copied_outside` makes those copies visible in the stats.
     let decoder = RecordBatchDecoder::try_new(body, batch, schema.clone(), dictionaries, &version)?
         .with_require_alignment(false);
-    if !validated_by_quiver(schema) {
-        return Ok(decoder.read_record_batch()?);
-    }
-    // SAFETY: the precheck checked every buffer's length for these flat types, so arrow-ipc
-    // builds their arrays without panicking, and `validate_batch` checks all that arrow's
-    // validation would before the batch is used.
-    let mut skip = UnsafeFlag::new();
-    unsafe { skip.set(true) };
-    validate_batch(decoder.with_skip_validation(skip).read_record_batch()?)
+    Ok(decoder.read_record_batch()?)
 }
 
 /// Bytes of the batch's buffers that do not live in `body`: copies arrow-ipc made to

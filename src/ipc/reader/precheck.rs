@@ -11,7 +11,7 @@ use arrow_ipc::{FieldNode, MetadataVersion};
 use arrow_schema::{DataType, Field, UnionMode};
 use flatbuffers::{Follow, Vector};
 
-use super::validate::is_flat;
+use super::flat::is_flat;
 use crate::ipc::error::{QuiverError, Result};
 
 /// Refuses schema parameters that arrow-rs converts with a panic (a negative fixed size).
@@ -222,8 +222,8 @@ impl Walk<'_> {
     }
 
     /// A flat type's buffers must also be long enough for its length: the reader builds
-    /// these arrays without arrow's validation (see `validate.rs`), and a short buffer
-    /// would panic there. These are the lengths arrow's validation requires.
+    /// these arrays with arrow-array's typed constructors (see `flat.rs`), which panic on
+    /// a short buffer. These are the lengths arrow's validation requires.
     fn flat(&mut self, field: &Field, node: FieldNode) -> Step {
         use DataType::*;
         let (len, nulls) = (node.length(), node.null_count());

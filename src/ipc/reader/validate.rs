@@ -1,91 +1,15 @@
-//! Validation of decoded batches whose columns are all flat: primitives, booleans, strings
-//! and binaries, the columns of most streams.
-//!
-//! arrow-data validates string columns one offset at a time through a chain of iterator
-//! adapters, which took 40% of the decode time of an 8192-row batch in wasm. For these
-//! types the reader lets arrow-ipc build the arrays unvalidated and then checks every
-//! invariant that `ArrayData::validate_full` and `RecordBatch::try_new` check, with the
-//! hot part (offsets and UTF-8) done in two tight passes. No array of such a batch
-//! escapes before [`validate_batch`] accepts it.
+//! The checks of string and binary columns that the flat reader (`flat.rs`) runs instead
+//! of arrow's full validation, which goes one offset at a time through a chain of iterator
+//! adapters: that took 40% of the decode time of an 8192-row batch in wasm. These refuse
+//! exactly what arrow refuses (tests/string_validation.rs), in two tight passes.
 
-use arrow_array::cast::AsArray;
-use arrow_array::{OffsetSizeTrait, RecordBatch, RecordBatchOptions};
-use arrow_schema::{DataType, Schema};
+use arrow_array::OffsetSizeTrait;
 
 use crate::ipc::error::{QuiverError, Result};
 
-/// Whether every column has a type whose arrays [`validate_batch`] checks in full.
-///
-/// The precheck (see `precheck.rs`) has already checked these types' buffer lengths, so
-/// building their arrays unvalidated cannot panic.
-pub(crate) fn validated_by_quiver(schema: &Schema) -> bool {
-    schema
-        .fields()
-        .iter()
-        .all(|field| is_flat(field.data_type()))
-}
-
-/// Types with a validity bitmap and at most an offsets and a data buffer, no children.
-pub(crate) fn is_flat(data_type: &DataType) -> bool {
-    use DataType::*;
-    matches!(
-        data_type,
-        Boolean
-            | Int8
-            | Int16
-            | Int32
-            | Int64
-            | UInt8
-            | UInt16
-            | UInt32
-            | UInt64
-            | Float16
-            | Float32
-            | Float64
-            | Date32
-            | Date64
-            | Time32(_)
-            | Time64(_)
-            | Timestamp(..)
-            | Duration(_)
-            | Utf8
-            | LargeUtf8
-            | Binary
-            | LargeBinary
-    )
-}
-
-/// Checks a batch that arrow-ipc built without validation: what `validate_full` checks
-/// for each column, then the batch's shape against its schema.
-pub(crate) fn validate_batch(batch: RecordBatch) -> Result<RecordBatch> {
-    for column in batch.columns() {
-        let data = column.to_data();
-        data.validate()?;
-        data.validate_nulls()?;
-        match data.data_type() {
-            DataType::Utf8 => check_utf8(column.as_string::<i32>())?,
-            DataType::LargeUtf8 => check_utf8(column.as_string::<i64>())?,
-            DataType::Binary => {
-                let array = column.as_binary::<i32>();
-                check_offsets(array.value_offsets(), array.value_data().len())?;
-            }
-            DataType::LargeBinary => {
-                let array = column.as_binary::<i64>();
-                check_offsets(array.value_offsets(), array.value_data().len())?;
-            }
-            _ => data.validate_values()?,
-        }
-    }
-    let options = RecordBatchOptions::new().with_row_count(Some(batch.num_rows()));
-    let (schema, columns, _) = batch.into_parts();
-    Ok(RecordBatch::try_new_with_options(
-        schema, columns, &options,
-    )?)
-}
-
 /// Offsets start at 0 or later, never decrease and end within the data: then every string
 /// lies inside the data.
-fn check_offsets<O: Offset>(offsets: &[O], data_len: usize) -> Result<()> {
+pub(crate) fn check_offsets<O: Offset>(offsets: &[O], data_len: usize) -> Result<()> {
     let (Some(first), Some(last)) = (offsets.first(), offsets.last()) else {
         return Ok(());
     };
@@ -114,12 +38,9 @@ fn check_offsets<O: Offset>(offsets: &[O], data_len: usize) -> Result<()> {
     Ok(())
 }
 
-/// The offsets as [`check_offsets`] requires, the bytes they span valid UTF-8, and each
-/// offset on a character boundary. ASCII data, the common case, needs no boundary pass.
-fn check_utf8<O: Offset>(array: &arrow_array::GenericStringArray<O>) -> Result<()> {
-    let offsets = array.value_offsets();
-    let data = array.value_data();
-    check_offsets(offsets, data.len())?;
+/// The bytes that checked offsets span are valid UTF-8, and each offset is on a character
+/// boundary. ASCII data, the common case, needs no boundary pass.
+pub(crate) fn check_utf8<O: Offset>(offsets: &[O], data: &[u8]) -> Result<()> {
     let (Some(first), Some(last)) = (offsets.first(), offsets.last()) else {
         return Ok(());
     };
@@ -155,7 +76,7 @@ fn check_utf8<O: Offset>(array: &arrow_array::GenericStringArray<O>) -> Result<(
 /// `opt-level = "s"` that keeps the package small. Each step does four independent
 /// 16-byte loads: a profile of 2000-row batches in Chromium took the two passes from
 /// 1.8 µs to 0.9 µs a batch that way, against one load a step.
-trait Offset: OffsetSizeTrait {
+pub(crate) trait Offset: OffsetSizeTrait {
     /// Whether some offset is less than the one before it.
     fn any_decreasing(offsets: &[Self]) -> bool {
         // No early exit, so the loop has no data-dependent branch.
@@ -238,40 +159,5 @@ mod simd {
         // SAFETY: `lanes` is 16 bytes long (asserted when compiled); v128_load needs no
         // alignment.
         unsafe { v128_load(lanes.as_ptr().cast::<v128>()) }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use std::sync::Arc;
-
-    use arrow_array::{make_array, RecordBatch};
-    use arrow_buffer::Buffer;
-    use arrow_data::ArrayData;
-    use arrow_schema::{DataType, Field, Schema};
-
-    use super::validate_batch;
-
-    // Whether these checks refuse exactly what arrow refuses is tested through the reader,
-    // natively and as wasm: tests/string_validation.rs.
-
-    fn batch_of(data: ArrayData) -> RecordBatch {
-        let field = Field::new("c", data.data_type().clone(), true);
-        let schema = Arc::new(Schema::new(vec![field]));
-        // SAFETY: `validate_batch` is what is under test.
-        unsafe { RecordBatch::new_unchecked(schema, vec![make_array(data.clone())], data.len()) }
-    }
-
-    #[test]
-    fn a_wrong_null_count_is_refused() {
-        let builder = ArrayData::builder(DataType::Int32)
-            .len(3)
-            .add_buffer(Buffer::from_slice_ref([1i32, 2, 3]))
-            .null_bit_buffer(Some(Buffer::from([0b111u8])))
-            .null_count(2);
-        // SAFETY: the null count is wrong on purpose.
-        let data = unsafe { builder.build_unchecked() };
-        let error = validate_batch(batch_of(data)).unwrap_err().to_string();
-        assert!(error.contains("null_count value (2)"), "{error}");
     }
 }
