@@ -3,7 +3,8 @@
 //! Segments of any size go in through [`StreamDecoder::push`] (or, from JavaScript,
 //! [`StreamDecoder::push_segment`], which copies straight from a JS array); decoded
 //! [`RecordBatch`]es come out of [`StreamDecoder::next_batch`]. Message framing is Quiver's
-//! own (see [`framing`]); message contents are decoded by arrow-ipc.
+//! own (`framing.rs`), and so is building batches whose columns are all flat
+//! (`flat.rs`); other batches, and schemas, are decoded by arrow-ipc.
 
 mod decompress;
 mod flat;
