@@ -14,15 +14,17 @@
 
 use std::sync::Arc;
 
+use arrow_array::types::{BinaryType, ByteArrayType, LargeBinaryType, LargeUtf8Type, Utf8Type};
 use arrow_array::{
-    make_array, ArrayRef, BooleanArray, GenericBinaryArray, GenericStringArray, RecordBatch,
-    RecordBatchOptions,
+    make_array, ArrayRef, BooleanArray, GenericByteArray, RecordBatch, RecordBatchOptions,
 };
 use arrow_buffer::{BooleanBuffer, Buffer, NullBuffer, OffsetBuffer, ScalarBuffer};
 use arrow_data::ArrayDataBuilder;
 use arrow_ipc::FieldNode;
 use arrow_schema::{DataType, Field, Schema, SchemaRef, TimeUnit};
+use flatbuffers::{Follow, Vector};
 
+use super::precheck::at;
 use super::validate::{check_offsets, check_utf8, Offset};
 use crate::ipc::error::{QuiverError, Result};
 
@@ -118,38 +120,32 @@ impl Walk<'_> {
                 // Both `len` long, as `new` asserts.
                 Arc::new(BooleanArray::new(values, nulls))
             }
-            DataType::Utf8 => self.strings::<i32>(field, len, nulls)?,
-            DataType::LargeUtf8 => self.strings::<i64>(field, len, nulls)?,
-            DataType::Binary => self.binaries::<i32>(field, len, nulls)?,
-            DataType::LargeBinary => self.binaries::<i64>(field, len, nulls)?,
+            DataType::Utf8 => self.bytes::<Utf8Type>(field, len, nulls)?,
+            DataType::LargeUtf8 => self.bytes::<LargeUtf8Type>(field, len, nulls)?,
+            DataType::Binary => self.bytes::<BinaryType>(field, len, nulls)?,
+            DataType::LargeBinary => self.bytes::<LargeBinaryType>(field, len, nulls)?,
             other => primitive(other, self.buffer(field)?, len, nulls),
         };
         Ok(array)
     }
 
-    fn strings<O: Offset>(
+    /// A string or binary column; string data must be UTF-8.
+    fn bytes<T: ByteArrayType>(
         &mut self,
         field: &Field,
         len: usize,
         nulls: Option<NullBuffer>,
-    ) -> Result<ArrayRef> {
-        let (offsets, data) = self.offsets_and_data::<O>(field, len)?;
-        check_utf8(&offsets, &data)?;
-        // SAFETY: offsets checked by `offsets_and_data`, UTF-8 just above; `nulls` has `len`
-        // bits, as many as there are strings.
-        let array = unsafe { GenericStringArray::new_unchecked(offsets, data, nulls) };
-        Ok(Arc::new(array))
-    }
-
-    fn binaries<O: Offset>(
-        &mut self,
-        field: &Field,
-        len: usize,
-        nulls: Option<NullBuffer>,
-    ) -> Result<ArrayRef> {
-        let (offsets, data) = self.offsets_and_data::<O>(field, len)?;
-        // SAFETY: as for strings, without the UTF-8.
-        let array = unsafe { GenericBinaryArray::new_unchecked(offsets, data, nulls) };
+    ) -> Result<ArrayRef>
+    where
+        T::Offset: Offset,
+    {
+        let (offsets, data) = self.offsets_and_data::<T::Offset>(field, len)?;
+        if matches!(T::DATA_TYPE, DataType::Utf8 | DataType::LargeUtf8) {
+            check_utf8(&offsets, &data)?;
+        }
+        // SAFETY: offsets checked by `offsets_and_data`, strings' UTF-8 just above; `nulls`
+        // has `len` bits, one for each value.
+        let array = unsafe { GenericByteArray::<T>::new_unchecked(offsets, data, nulls) };
         Ok(Arc::new(array))
     }
 
@@ -172,35 +168,38 @@ impl Walk<'_> {
     }
 
     fn node(&mut self, field: &Field) -> Result<FieldNode> {
-        let nodes = self.batch.nodes().map_or(0, |n| n.len());
-        let node = self.batch.nodes().filter(|_| self.next_node < nodes);
-        let node = node.map(|n| *n.get(self.next_node)).ok_or_else(|| {
-            QuiverError::invalid(format!(
-                "expected field node {} for field {:?}, found {nodes} in the record batch",
-                self.next_node,
-                field.name()
-            ))
-        })?;
-        self.next_node += 1;
-        Ok(node)
+        let nodes = self.batch.nodes();
+        let node = next(nodes, &mut self.next_node, "field node", field)?;
+        Ok(*node)
     }
 
     fn buffer(&mut self, field: &Field) -> Result<Buffer> {
-        let buffers = self.batch.buffers().map_or(0, |b| b.len());
-        let buffer = self.batch.buffers().filter(|_| self.next_buffer < buffers);
-        let buffer = buffer.map(|b| *b.get(self.next_buffer)).ok_or_else(|| {
-            QuiverError::invalid(format!(
-                "expected buffer {} for field {:?}, found {buffers} in the record batch",
-                self.next_buffer,
-                field.name()
-            ))
-        })?;
-        self.next_buffer += 1;
+        let buffers = self.batch.buffers();
+        let buffer = next(buffers, &mut self.next_buffer, "buffer", field)?;
         // `check_buffers` has kept every buffer inside the body.
         Ok(self
             .body
             .slice_with_length(buffer.offset() as usize, buffer.length() as usize))
     }
+}
+
+/// Element `*index` of a flatbuffer vector of structs, then `*index` moves on; an error
+/// naming `field` if the metadata has run out.
+fn next<'a, T: Follow<'a, Inner = &'a T> + 'a>(
+    vector: Option<Vector<'a, T>>,
+    index: &mut usize,
+    what: &str,
+    field: &Field,
+) -> Result<&'a T> {
+    let element = at(vector, *index).ok_or_else(|| {
+        QuiverError::invalid(format!(
+            "expected {what} {index} for field {:?}, found {} in the record batch",
+            field.name(),
+            vector.map_or(0, |v| v.len())
+        ))
+    })?;
+    *index += 1;
+    Ok(element)
 }
 
 /// The validity bitmap of `len` values, checked against the null count the node declares.

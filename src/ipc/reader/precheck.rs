@@ -87,7 +87,7 @@ struct Walk<'a> {
 }
 
 /// Element `index` of a flatbuffer vector of structs, if there is one.
-fn at<'a, T: Follow<'a, Inner = &'a T> + 'a>(
+pub(super) fn at<'a, T: Follow<'a, Inner = &'a T> + 'a>(
     vector: Option<Vector<'a, T>>,
     index: usize,
 ) -> Option<&'a T> {
