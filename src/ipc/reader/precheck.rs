@@ -222,8 +222,8 @@ impl Walk<'_> {
     }
 
     /// A flat type's buffers must also be long enough for its length: the reader builds
-    /// these arrays with arrow-array's typed constructors (see `flat.rs`), which panic on
-    /// a short buffer. These are the lengths arrow's validation requires.
+    /// flat columns itself (see `flat.rs`), with arrow-array constructors that panic on a
+    /// short buffer. These are the lengths arrow's validation requires.
     fn flat(&mut self, field: &Field, node: FieldNode) -> Step {
         use DataType::*;
         let (len, nulls) = (node.length(), node.null_count());
