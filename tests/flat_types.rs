@@ -1,7 +1,8 @@
 //! The reader builds batches of flat columns itself (src/ipc/reader/flat.rs) rather than
 //! through arrow-ipc's decoder: every type it takes that way decodes to what arrow-rs
 //! wrote, with nulls, slices, time zones and empty batches, also next to columns that
-//! arrow-ipc decodes.
+//! arrow-ipc decodes. Under `wasm-pack test` this runs as wasm, where the string checks take
+//! their SIMD path.
 
 use std::sync::Arc;
 
@@ -11,6 +12,8 @@ use arrow_buffer::{i256, Buffer, NullBuffer};
 use arrow_ipc::writer::StreamWriter;
 use arrow_schema::{Field, Schema};
 use quiver::ipc::{ReadLimits, StreamDecoder};
+#[cfg(target_arch = "wasm32")]
+use wasm_bindgen_test::wasm_bindgen_test as test;
 
 type TestResult = Result<(), Box<dyn std::error::Error>>;
 
