@@ -3,7 +3,8 @@
 
 use std::sync::Arc;
 
-use arrow_array::{ArrayRef, Int32Array, RecordBatch, StringArray};
+use arrow_array::types::Int32Type;
+use arrow_array::{ArrayRef, Int32Array, ListArray, RecordBatch, StringArray};
 use arrow_ipc::writer::StreamWriter;
 use flatbuffers::FlatBufferBuilder;
 use quiver::ipc::{ReadLimits, StreamDecoder};
@@ -266,6 +267,62 @@ fn missing_field_nodes_and_buffers_are_refused() {
         error_of(&with_schema(four_buffers)),
         "invalid IPC stream: expected buffer 4 for field \"i\", found 4 in the record batch"
     );
+}
+
+#[test]
+fn short_misaligned_and_inconsistent_buffers_and_nodes_are_refused() {
+    // The layout of `sample()`: "s" validity, offsets, data; "i" validity, values.
+    let refused = |nodes: &[(i64, i64)], buffers: &[(i64, i64)]| {
+        error_of(&with_schema(record_batch_with_nodes(nodes, buffers, 40)))
+    };
+    let valid_nodes = [(2, 0), (2, 0)];
+    assert_eq!(
+        refused(&valid_nodes, &[(0, 0), (0, 12), (16, 4), (0, 0), (28, 8)]),
+        "invalid IPC stream: buffer 4 starts at body offset 28, expected a multiple of 8"
+    );
+    assert_eq!(
+        refused(&valid_nodes, &[(0, 0), (0, 12), (16, 4), (0, 0), (24, 4)]),
+        "invalid IPC stream: buffer 4 of field \"i\" has 4 bytes, expected a multiple of 4 of at least 8"
+    );
+    assert_eq!(
+        refused(&valid_nodes, &[(0, 0), (0, 12), (16, 4), (0, 0), (24, 10)]),
+        "invalid IPC stream: buffer 4 of field \"i\" has 10 bytes, expected a multiple of 4 of at least 8"
+    );
+    assert_eq!(
+        refused(&valid_nodes, &[(0, 0), (0, 8), (16, 4), (0, 0), (24, 8)]),
+        "invalid IPC stream: buffer 1 of field \"s\" has 8 bytes, expected a multiple of 4 of at least 12"
+    );
+    // "i" declares a null but has no bitmap.
+    assert_eq!(
+        refused(&[(2, 0), (2, 1)], &[(0, 0), (0, 12), (16, 4), (0, 0), (24, 8)]),
+        "invalid IPC stream: buffer 3 of field \"i\" has 0 bytes, expected a multiple of 1 of at least 1"
+    );
+    assert_eq!(
+        refused(&[(2, 3), (2, 0)], &[(0, 0), (0, 12), (16, 4), (0, 0), (24, 8)]),
+        "invalid IPC stream: field \"s\" has length 2 and null count 3, expected 0 <= null count <= length <= 2147483647"
+    );
+}
+
+#[test]
+fn short_buffers_beside_columns_arrow_ipc_decodes_are_refused() {
+    // With a list column the batch goes to arrow-ipc, not to Quiver's flat reader: its
+    // validation refuses the 4-byte values buffer of two int32s.
+    let list =
+        ListArray::from_iter_primitive::<Int32Type, _, _>([Some(vec![Some(1)]), Some(vec![])]);
+    let ints: ArrayRef = Arc::new(Int32Array::from(vec![1, 2]));
+    let batch =
+        RecordBatch::try_from_iter([("i", ints), ("l", Arc::new(list) as ArrayRef)]).unwrap();
+    let mut writer = StreamWriter::try_new(Vec::new(), &batch.schema()).unwrap();
+    writer.write(&batch).unwrap();
+    let valid = writer.into_inner().unwrap();
+    let mut bytes = valid[..schema_message_len(&valid)].to_vec();
+    bytes.extend(record_batch_with_nodes(
+        &[(2, 0), (2, 0), (1, 0)],
+        &[(0, 0), (0, 4), (0, 0), (8, 12), (0, 0), (24, 4)],
+        32,
+    ));
+    let error = error_of(&bytes);
+    assert!(error.contains("Need at least 8 bytes"), "{error}");
 }
 
 #[test]

@@ -8,9 +8,10 @@
 //! check it: null counts against the bitmaps, offsets and UTF-8 (`validate.rs`), then the
 //! batch's shape against its schema.
 //!
-//! The constructors used here panic on short or misaligned buffers. `check_buffers` and
-//! the precheck (`precheck.rs`) have refused those, for every buffer this walk takes,
-//! before it runs.
+//! The constructors used here panic on short or misaligned buffers. `check_buffers` has
+//! kept every buffer inside the body before this runs, and the walk checks each node and
+//! buffer as it takes it (the precheck's checks, `precheck.rs`, and the lengths arrow's
+//! validation requires), before any constructor sees it.
 
 use std::sync::Arc;
 
@@ -24,7 +25,7 @@ use arrow_ipc::FieldNode;
 use arrow_schema::{DataType, Field, Schema, SchemaRef, TimeUnit};
 use flatbuffers::{Follow, Vector};
 
-use super::precheck::at;
+use super::precheck::{at, check_aligned, check_length, check_node};
 use super::validate::{check_offsets, check_utf8, Offset};
 use crate::ipc::error::{QuiverError, Result};
 
@@ -106,17 +107,19 @@ struct Walk<'a> {
 impl Walk<'_> {
     fn column(&mut self, field: &Field) -> Result<ArrayRef> {
         let node = self.node(field)?;
-        // The precheck bounded both by i32::MAX.
+        // `check_node` bounded both by i32::MAX.
         let (len, null_count) = (node.length() as usize, node.null_count() as usize);
+        // Minimum buffer lengths in i64: on wasm32 a usize would overflow.
+        let (rows, bitmap_bytes) = (node.length(), (node.length() + 7) / 8);
         // arrow-ipc ignores the validity buffer of a field without nulls.
-        let validity = self.buffer(field)?;
+        let validity = self.buffer(field, 1, if null_count > 0 { bitmap_bytes } else { 0 })?;
         let nulls = match null_count {
             0 => None,
             _ => Some(nulls(field, validity, len, null_count)?),
         };
         let array: ArrayRef = match field.data_type() {
             DataType::Boolean => {
-                let values = BooleanBuffer::new(self.buffer(field)?, 0, len);
+                let values = BooleanBuffer::new(self.buffer(field, 1, bitmap_bytes)?, 0, len);
                 // Both `len` long, as `new` asserts.
                 Arc::new(BooleanArray::new(values, nulls))
             }
@@ -124,7 +127,11 @@ impl Walk<'_> {
             DataType::LargeUtf8 => self.bytes::<LargeUtf8Type>(field, len, nulls)?,
             DataType::Binary => self.bytes::<BinaryType>(field, len, nulls)?,
             DataType::LargeBinary => self.bytes::<LargeBinaryType>(field, len, nulls)?,
-            other => primitive(other, self.buffer(field)?, len, nulls),
+            other => {
+                let width = other.primitive_width().unwrap_or(1);
+                let values = self.buffer(field, width, rows * width as i64)?;
+                primitive(other, values, len, nulls)
+            }
         };
         Ok(array)
     }
@@ -156,8 +163,16 @@ impl Walk<'_> {
         field: &Field,
         len: usize,
     ) -> Result<(OffsetBuffer<O>, Buffer)> {
-        let (offsets, data) = (self.buffer(field)?, self.buffer(field)?);
+        let width = std::mem::size_of::<O>();
         // An empty column may leave out even the one offset that arrow-rs needs.
+        let offsets_bytes = match len {
+            0 => 0,
+            _ => (len as i64 + 1) * width as i64,
+        };
+        let (offsets, data) = (
+            self.buffer(field, width, offsets_bytes)?,
+            self.buffer(field, 1, 0)?,
+        );
         if len == 0 && offsets.is_empty() {
             return Ok((OffsetBuffer::new_empty(), data));
         }
@@ -170,12 +185,17 @@ impl Walk<'_> {
     fn node(&mut self, field: &Field) -> Result<FieldNode> {
         let nodes = self.batch.nodes();
         let node = next(nodes, &mut self.next_node, "field node", field)?;
+        check_node(field, node)?;
         Ok(*node)
     }
 
-    fn buffer(&mut self, field: &Field) -> Result<Buffer> {
+    /// The next buffer, of whole `width`-byte elements and at least `min_len` bytes.
+    fn buffer(&mut self, field: &Field, width: usize, min_len: i64) -> Result<Buffer> {
+        let index = self.next_buffer;
         let buffers = self.batch.buffers();
         let buffer = next(buffers, &mut self.next_buffer, "buffer", field)?;
+        check_aligned(index, buffer)?;
+        check_length(field, index, buffer, width, min_len)?;
         // `check_buffers` has kept every buffer inside the body.
         Ok(self
             .body
@@ -228,7 +248,7 @@ fn primitive(
         .len(len)
         .nulls(nulls)
         .add_buffer(values);
-    // SAFETY: the precheck found `values` long enough for `len` values of this type and
+    // SAFETY: `Walk::buffer` found `values` long enough for `len` values of this type and
     // aligned, and `nulls` was built with `len` bits; that is all a primitive array needs.
     make_array(unsafe { data.build_unchecked() })
 }

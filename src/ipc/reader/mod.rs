@@ -238,7 +238,6 @@ impl StreamDecoder {
                 } else {
                     (&message.body, batch, 0)
                 };
-                precheck(batch, &fields(schema), version)?;
                 let decoded = read_batch(body, batch, schema, dictionaries, version)?;
                 stats.bytes_copied += decompressed + copied_outside(&decoded, body);
                 stats.batches += 1;
@@ -300,7 +299,6 @@ fn read_dictionary(
         )));
     };
     let values_field = Field::new("dictionary values", value_type.as_ref().clone(), true);
-    precheck(data, &[&values_field], version)?;
     let values_schema = Arc::new(Schema::new(vec![values_field]));
     let values = read_batch(body, data, &values_schema, dictionaries, version)?
         .column(0)
@@ -335,6 +333,7 @@ fn read_batch(
     if all_flat(schema) {
         return read_flat_batch(body, batch, schema);
     }
+    precheck(batch, &fields(schema), version)?;
     // IPC aligns buffers to 8 only, and 16-byte types (decimal128, interval) may need a
     // realigning copy; `copied_outside` makes those copies visible in the stats.
     let decoder = RecordBatchDecoder::try_new(body, batch, schema.clone(), dictionaries, &version)?

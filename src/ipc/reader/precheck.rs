@@ -3,15 +3,16 @@
 //! arrow-ipc and arrow-data assume well-formed buffers in places: a typed buffer whose
 //! length is not a multiple of its element size, a misaligned buffer, or a union node
 //! longer than its type-id buffer panics (`typed_data`, `slice_with_length`) instead of
-//! returning an error. A panic aborts a wasm instance, so every record batch is walked
-//! here first, in the order arrow-ipc consumes nodes and buffers, and refused with an
-//! error. Where the walk finds too few nodes or buffers it stops: arrow-ipc reports that.
+//! returning an error. A panic aborts a wasm instance, so every record batch that
+//! arrow-ipc decodes is walked here first, in the order arrow-ipc consumes nodes and
+//! buffers, and refused with an error. Where the walk finds too few nodes or buffers it
+//! stops: arrow-ipc reports that. Batches of flat columns, which Quiver builds itself, are
+//! checked by the same node and buffer checks as `flat.rs` takes each one.
 
 use arrow_ipc::{FieldNode, MetadataVersion};
 use arrow_schema::{DataType, Field, UnionMode};
 use flatbuffers::{Follow, Vector};
 
-use super::flat::is_flat;
 use crate::ipc::error::{QuiverError, Result};
 
 /// Refuses schema parameters that arrow-rs converts with a panic (a negative fixed size).
@@ -61,12 +62,7 @@ pub(crate) fn precheck(
         version,
     };
     for (index, buffer) in walk.buffers.iter().flatten().enumerate() {
-        if buffer.offset() % 8 != 0 {
-            return Err(QuiverError::invalid(format!(
-                "buffer {index} starts at body offset {}, expected a multiple of 8",
-                buffer.offset()
-            )));
-        }
+        check_aligned(index, buffer)?;
     }
     for field in fields {
         if walk.field(field)?.is_none() {
@@ -103,15 +99,7 @@ impl Walk<'_> {
             return Ok(None);
         };
         self.next_node += 1;
-        let (length, nulls) = (node.length(), node.null_count());
-        if length < 0 || nulls < 0 || nulls > length || length > i64::from(i32::MAX) {
-            return Err(QuiverError::invalid(format!(
-                "field {:?} has length {length} and null count {nulls}, expected \
-                 0 <= null count <= length <= {}",
-                field.name(),
-                i32::MAX
-            )));
-        }
+        check_node(field, &node)?;
         Ok(Some(node))
     }
 
@@ -121,20 +109,8 @@ impl Walk<'_> {
         let Some(buffer) = at(self.buffers, self.next_buffer).copied() else {
             return Ok(None);
         };
-        let index = self.next_buffer;
+        check_length(field, self.next_buffer, &buffer, width, min_len)?;
         self.next_buffer += 1;
-        let len = buffer.length();
-        if len < 0 || len % width as i64 != 0 || len < min_len {
-            let at_least = match min_len {
-                0 => String::new(),
-                n => format!(" of at least {n}"),
-            };
-            return Err(QuiverError::invalid(format!(
-                "buffer {index} of field {:?} has {len} bytes, expected a multiple of \
-                 {width}{at_least}",
-                field.name()
-            )));
-        }
         Ok(Some(()))
     }
 
@@ -159,11 +135,10 @@ impl Walk<'_> {
         let Some(node) = self.node(field)? else {
             return Ok(None);
         };
-        if is_flat(data_type) {
-            return self.flat(field, node);
-        }
         let step = match data_type {
             Null => Some(()),
+            Utf8 | Binary => self.buffers(field, &[1, 4, 1])?,
+            LargeUtf8 | LargeBinary => self.buffers(field, &[1, 8, 1])?,
             Utf8View | BinaryView => {
                 let Some(count) = self
                     .variadic
@@ -221,43 +196,61 @@ impl Walk<'_> {
         Ok(step)
     }
 
-    /// A flat type's buffers must also be long enough for its length: the reader builds
-    /// flat columns itself (see `flat.rs`), with arrow-array constructors that panic on a
-    /// short buffer. These are the lengths arrow's validation requires.
-    fn flat(&mut self, field: &Field, node: FieldNode) -> Step {
-        use DataType::*;
-        let (len, nulls) = (node.length(), node.null_count());
-        let bitmap = (len + 7) / 8;
-        // arrow-ipc ignores the validity buffer of a field without nulls.
-        if self
-            .buffer(field, 1, if nulls > 0 { bitmap } else { 0 })?
-            .is_none()
-        {
-            return Ok(None);
-        }
-        let offsets = |width: i64| if len > 0 { (len + 1) * width } else { 0 };
-        match field.data_type() {
-            Utf8 | Binary => self.offsets_and_data(field, 4, offsets(4)),
-            LargeUtf8 | LargeBinary => self.offsets_and_data(field, 8, offsets(8)),
-            Boolean => self.buffer(field, 1, bitmap),
-            other => {
-                let width = other.primitive_width().unwrap_or(1);
-                self.buffer(field, width, len * width as i64)
-            }
-        }
-    }
-
-    fn offsets_and_data(&mut self, field: &Field, width: usize, min_len: i64) -> Step {
-        if self.buffer(field, width, min_len)?.is_none() {
-            return Ok(None);
-        }
-        self.buffer(field, 1, 0)
-    }
-
     fn list(&mut self, field: &Field, child: &Field, widths: &[usize]) -> Step {
         if self.buffers(field, widths)?.is_none() {
             return Ok(None);
         }
         self.field(child)
     }
+}
+
+/// A field node's length and null count: what arrow-rs can hold (lengths are `i32` in
+/// places) and consistent with each other.
+pub(super) fn check_node(field: &Field, node: &FieldNode) -> Result<()> {
+    let (length, nulls) = (node.length(), node.null_count());
+    if length < 0 || nulls < 0 || nulls > length || length > i64::from(i32::MAX) {
+        return Err(QuiverError::invalid(format!(
+            "field {:?} has length {length} and null count {nulls}, expected \
+             0 <= null count <= length <= {}",
+            field.name(),
+            i32::MAX
+        )));
+    }
+    Ok(())
+}
+
+/// Buffer `index` starts on an 8-byte boundary of the body, as IPC requires: arrow-rs's
+/// typed views of it assume their type's alignment.
+pub(super) fn check_aligned(index: usize, buffer: &arrow_ipc::Buffer) -> Result<()> {
+    if buffer.offset() % 8 != 0 {
+        return Err(QuiverError::invalid(format!(
+            "buffer {index} starts at body offset {}, expected a multiple of 8",
+            buffer.offset()
+        )));
+    }
+    Ok(())
+}
+
+/// Buffer `index` of `field` holds a whole number of `width`-byte elements (width 1 for
+/// bitmaps and byte data), and at least `min_len` bytes.
+pub(super) fn check_length(
+    field: &Field,
+    index: usize,
+    buffer: &arrow_ipc::Buffer,
+    width: usize,
+    min_len: i64,
+) -> Result<()> {
+    let len = buffer.length();
+    if len < 0 || len % width as i64 != 0 || len < min_len {
+        let at_least = match min_len {
+            0 => String::new(),
+            n => format!(" of at least {n}"),
+        };
+        return Err(QuiverError::invalid(format!(
+            "buffer {index} of field {:?} has {len} bytes, expected a multiple of \
+             {width}{at_least}",
+            field.name()
+        )));
+    }
+    Ok(())
 }
