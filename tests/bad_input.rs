@@ -272,35 +272,48 @@ fn missing_field_nodes_and_buffers_are_refused() {
 #[test]
 fn short_misaligned_and_inconsistent_buffers_and_nodes_are_refused() {
     // The layout of `sample()`: "s" validity, offsets, data; "i" validity, values.
-    let refused = |nodes: &[(i64, i64)], buffers: &[(i64, i64)]| {
-        error_of(&with_schema(record_batch_with_nodes(nodes, buffers, 40)))
-    };
-    let valid_nodes = [(2, 0), (2, 0)];
-    assert_eq!(
-        refused(&valid_nodes, &[(0, 0), (0, 12), (16, 4), (0, 0), (28, 8)]),
-        "invalid IPC stream: buffer 4 starts at body offset 28, expected a multiple of 8"
-    );
-    assert_eq!(
-        refused(&valid_nodes, &[(0, 0), (0, 12), (16, 4), (0, 0), (24, 4)]),
-        "invalid IPC stream: buffer 4 of field \"i\" has 4 bytes, expected a multiple of 4 of at least 8"
-    );
-    assert_eq!(
-        refused(&valid_nodes, &[(0, 0), (0, 12), (16, 4), (0, 0), (24, 10)]),
-        "invalid IPC stream: buffer 4 of field \"i\" has 10 bytes, expected a multiple of 4 of at least 8"
-    );
-    assert_eq!(
-        refused(&valid_nodes, &[(0, 0), (0, 8), (16, 4), (0, 0), (24, 8)]),
-        "invalid IPC stream: buffer 1 of field \"s\" has 8 bytes, expected a multiple of 4 of at least 12"
-    );
-    // "i" declares a null but has no bitmap.
-    assert_eq!(
-        refused(&[(2, 0), (2, 1)], &[(0, 0), (0, 12), (16, 4), (0, 0), (24, 8)]),
-        "invalid IPC stream: buffer 3 of field \"i\" has 0 bytes, expected a multiple of 1 of at least 1"
-    );
-    assert_eq!(
-        refused(&[(2, 3), (2, 0)], &[(0, 0), (0, 12), (16, 4), (0, 0), (24, 8)]),
-        "invalid IPC stream: field \"s\" has length 2 and null count 3, expected 0 <= null count <= length <= 2147483647"
-    );
+    // (length, null count) of each node, and (offset, length) of each buffer.
+    type Pairs = &'static [(i64, i64)];
+    let valid_nodes: Pairs = &[(2, 0), (2, 0)];
+    let cases: [(Pairs, Pairs, &str); 6] = [
+        (
+            valid_nodes,
+            &[(0, 0), (0, 12), (16, 4), (0, 0), (28, 8)],
+            "buffer 4 starts at body offset 28, expected a multiple of 8",
+        ),
+        (
+            valid_nodes,
+            &[(0, 0), (0, 12), (16, 4), (0, 0), (24, 4)],
+            "buffer 4 of field \"i\" has 4 bytes, expected a multiple of 4 of at least 8",
+        ),
+        (
+            valid_nodes,
+            &[(0, 0), (0, 12), (16, 4), (0, 0), (24, 10)],
+            "buffer 4 of field \"i\" has 10 bytes, expected a multiple of 4 of at least 8",
+        ),
+        (
+            valid_nodes,
+            &[(0, 0), (0, 8), (16, 4), (0, 0), (24, 8)],
+            "buffer 1 of field \"s\" has 8 bytes, expected a multiple of 4 of at least 12",
+        ),
+        // "i" declares a null but has no bitmap.
+        (
+            &[(2, 0), (2, 1)],
+            &[(0, 0), (0, 12), (16, 4), (0, 0), (24, 8)],
+            "buffer 3 of field \"i\" has 0 bytes, expected a multiple of 1 of at least 1",
+        ),
+        (
+            &[(2, 3), (2, 0)],
+            &[(0, 0), (0, 12), (16, 4), (0, 0), (24, 8)],
+            "field \"s\" has length 2 and null count 3, expected 0 <= null count <= length <= 2147483647",
+        ),
+    ];
+    for (nodes, buffers, expected) in cases {
+        assert_eq!(
+            error_of(&with_schema(record_batch_with_nodes(nodes, buffers, 40))),
+            format!("invalid IPC stream: {expected}")
+        );
+    }
 }
 
 #[test]
