@@ -7,8 +7,10 @@
 
 use std::sync::Arc;
 
-use arrow_array::{ArrayRef, Int32Array, StringArray};
-use js_sys::{Function, Reflect, Uint32Array};
+use arrow_array::types::Int32Type;
+use arrow_array::{ArrayRef, Int32Array, ListArray, StringArray, StructArray};
+use arrow_schema::{DataType, Field};
+use js_sys::{Array, Function, Reflect, JSON};
 use quiver::wasm::RecordBatch;
 use wasm_bindgen::{JsCast, JsError, JsValue};
 use wasm_bindgen_test::*;
@@ -36,7 +38,10 @@ fn layout_points_at_the_batch_buffers() {
     let mut quiver = RecordBatch::new(arrow.clone());
     let layout = quiver.layout();
     assert_eq!(get(&layout, "numRows").as_f64(), Some(3.0));
-    let nodes = Uint32Array::from(get(&layout, "nodes")).to_vec();
+    let nodes: Vec<u32> = Array::from(&get(&layout, "nodes"))
+        .iter()
+        .map(|n| n.as_f64().unwrap() as u32)
+        .collect();
     let values = id_data.buffers()[0].as_ptr() as u32;
     let validity = id_data.nulls().unwrap().buffer().as_ptr() as u32;
     // id: length 3, 1 null, offset 0, validity (address, 1 byte, bit 0), one buffer of
@@ -82,4 +87,40 @@ fn a_missing_column_names_the_columns() {
         message,
         "no column at index 2 in this batch; the columns are: id, name"
     );
+}
+
+#[wasm_bindgen_test]
+fn a_column_read_first_steps_over_the_nested_columns_before_it() {
+    // A list and a struct of strings before an int column: reading the last column first
+    // must find its nodes past every child node of the first two.
+    let list = ListArray::from_iter_primitive::<Int32Type, _, _>([
+        Some(vec![Some(1), Some(2)]),
+        None,
+        Some(vec![]),
+    ]);
+    let names: ArrayRef = Arc::new(StringArray::from(vec!["x", "y", "z"]));
+    let person = StructArray::from(vec![(
+        Arc::new(Field::new("s", DataType::Utf8, false)),
+        names,
+    )]);
+    let last: ArrayRef = Arc::new(Int32Array::from(vec![7, 8, 9]));
+    let arrow = arrow_array::RecordBatch::try_from_iter([
+        ("list", Arc::new(list) as ArrayRef),
+        ("person", Arc::new(person) as ArrayRef),
+        ("n", last),
+    ])
+    .unwrap();
+    let mut quiver = RecordBatch::new(arrow);
+    let n = quiver.column(JsValue::from(2)).unwrap();
+    assert_eq!(call(&n, "get", &[2.into()]).unwrap().as_f64(), Some(9.0));
+    let person = quiver.column(JsValue::from(1)).unwrap();
+    let row = call(&person, "get", &[1.into()]).unwrap();
+    assert_eq!(get(&row, "s").as_string(), Some("y".into()));
+    let list = quiver.column(JsValue::from(0)).unwrap();
+    let first = call(&list, "get", &[0.into()]).unwrap();
+    assert_eq!(
+        JSON::stringify(&first).unwrap().as_string(),
+        Some("[1,2]".into())
+    );
+    assert!(call(&list, "get", &[1.into()]).unwrap().is_null());
 }

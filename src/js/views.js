@@ -29,11 +29,6 @@
 
 const FREED = "this column's RecordBatch was freed; keep the batch (or table) alive while you read its columns";
 
-const parsed = new WeakMap();
-// Batches of one stream share their types string: parse it once, not per batch.
-let lastTypes;
-let lastFields;
-
 // Batches of one stream share a schema, so its parsed type tree is reused. Bounded, since
 // a page may see many schemas over its life.
 const typeTrees = new Map();
@@ -48,39 +43,95 @@ function typeTree(types) {
   return fields;
 }
 
-/** A batch layout from its parts; `nodes` is a view of wasm memory, so it is copied. */
-export function batchLayout(numRows, types, nodes) {
-  return { numRows, types, nodes: nodes.slice() };
+/** Sets `token.freed` (called by Rust when a batch or table is dropped). */
+export function markFreed(token) {
+  token.freed = true;
 }
 
 /**
- * The layout as `{ numRows, fields, nodes }`, one node tree per column; parsed once per
- * layout object (Rust caches the layout, so once per batch).
+ * A batch's `BatchLayout`: `numRows`, `types` and `nodes`. Each column's node tree is
+ * parsed from `nodes` when first asked for, so reading two columns of a wide batch parses
+ * two. Rust caches the layout, so that is once per batch and column.
  */
-export function parseLayout(layout) {
-  let result = parsed.get(layout);
-  if (result !== undefined) return result;
-  const fields = typeTree(layout.types);
-  const n = layout.nodes;
+class BatchLayout {
+  #fields;
+  #starts;
+  #trees = [];
+
+  constructor(numRows, types, nodes) {
+    this.numRows = numRows;
+    this.types = types;
+    this.nodes = nodes;
+  }
+
+  static fields(layout) {
+    return (layout.#fields ??= typeTree(layout.types));
+  }
+
+  static node(layout, index) {
+    let tree = layout.#trees[index];
+    if (tree === undefined) {
+      layout.#starts ??= columnStarts(layout.nodes, BatchLayout.fields(layout).length);
+      tree = layout.#trees[index] = readNode(layout.nodes, layout.#starts[index]).node;
+    }
+    return tree;
+  }
+}
+
+/**
+ * The layout of these parts. `nodes` is a view of wasm memory that Rust frees after the
+ * call, so it is copied, into a plain array: a typed array of more than 64 bytes gets a
+ * backing store of its own, which cost more than the rest of a small batch's layout.
+ */
+export function batchLayout(numRows, types, nodes) {
+  const copy = new Array(nodes.length);
+  for (let i = 0; i < nodes.length; i++) copy[i] = nodes[i];
+  return new BatchLayout(numRows, types, copy);
+}
+
+/** Where each of the first `count` columns' nodes start in `nodes`. */
+function columnStarts(nodes, count) {
+  const starts = [];
   let at = 0;
-  const node = () => {
-    const length = n[at];
-    const nullCount = n[at + 1];
-    const offset = n[at + 2];
-    const validity = n[at + 3] === 0 && n[at + 4] === 0
-      ? null
-      : { address: n[at + 3], bytes: n[at + 4], bitOffset: n[at + 5] };
-    const bufferCount = n[at + 6];
-    at += 7;
-    const buffers = [];
-    for (let b = 0; b < bufferCount; b++, at += 2) buffers.push({ address: n[at], bytes: n[at + 1] });
-    const children = [];
-    for (let c = n[at++]; c > 0; c--) children.push(node());
-    return { length, nullCount, offset, validity, buffers, children };
-  };
-  result = { numRows: layout.numRows, fields, nodes: fields.map(() => node()) };
-  parsed.set(layout, result);
-  return result;
+  for (let c = 0; c < count; c++) {
+    starts.push(at);
+    at = skipNode(nodes, at);
+  }
+  return starts;
+}
+
+/** Where the node at `at` and its descendants end. */
+function skipNode(n, at) {
+  at += 7 + 2 * n[at + 6];
+  for (let c = n[at++]; c > 0; c--) at = skipNode(n, at);
+  return at;
+}
+
+/** The node at `at` with its descendants, and where they end. */
+function readNode(n, at) {
+  const length = n[at];
+  const nullCount = n[at + 1];
+  const offset = n[at + 2];
+  const validity = n[at + 3] === 0 && n[at + 4] === 0
+    ? null
+    : { address: n[at + 3], bytes: n[at + 4], bitOffset: n[at + 5] };
+  const bufferCount = n[at + 6];
+  at += 7;
+  const buffers = [];
+  for (let b = 0; b < bufferCount; b++, at += 2) buffers.push({ address: n[at], bytes: n[at + 1] });
+  const children = [];
+  for (let c = n[at++]; c > 0; c--) {
+    const child = readNode(n, at);
+    children.push(child.node);
+    at = child.end;
+  }
+  return { node: { length, nullCount, offset, validity, buffers, children }, end: at };
+}
+
+/** The layout as `{ numRows, fields, nodes }`, one node tree per column. */
+export function parseLayout(layout) {
+  const fields = BatchLayout.fields(layout);
+  return { numRows: layout.numRows, fields, nodes: fields.map((_, i) => BatchLayout.node(layout, i)) };
 }
 
 const SIGNED = { 8: Int8Array, 16: Int16Array, 32: Int32Array, 64: BigInt64Array };
@@ -546,8 +597,7 @@ function decimalReader(values, bitWidth) {
 
 /** Column `index` of a batch layout; `token.freed` turns every read into an Error. */
 export function makeColumn(layout, index, token, memory) {
-  const { fields, nodes } = parseLayout(layout);
-  return new Column(fields[index], nodes[index], token, memory);
+  return new Column(BatchLayout.fields(layout)[index], BatchLayout.node(layout, index), token, memory);
 }
 
 /** Every column of a batch layout, in one call from wasm. */

@@ -6,7 +6,7 @@
 use std::sync::Arc;
 
 use arrow_schema::{Schema, SchemaRef};
-use js_sys::{Array, Object, Reflect};
+use js_sys::{Array, Object};
 use wasm_bindgen::prelude::*;
 
 use super::error::{usage, WasmResult};
@@ -36,6 +36,11 @@ extern "C" {
     /// Every row of the batch layouts, as plain objects.
     #[wasm_bindgen(js_name = makeRows)]
     fn make_rows(layouts: &Array, token: &Object, memory: &JsValue) -> Array;
+
+    /// Sets `token.freed`, which every column getter checks. A JS function, not
+    /// `Reflect::set`, which would make the key's JS string from UTF-8 on every drop.
+    #[wasm_bindgen(js_name = markFreed)]
+    fn mark_token_freed(token: &Object);
 }
 
 #[wasm_bindgen(module = "/src/js/arrowjs.js")]
@@ -118,7 +123,7 @@ fn column_index(schema: &Schema, key: &JsValue, holder: &str) -> WasmResult<usiz
 /// Sets `token.freed`, so that JS columns of dropped buffers throw instead of reading.
 fn mark_freed(token: &Option<Object>) {
     if let Some(token) = token {
-        let _ = Reflect::set(token, &"freed".into(), &JsValue::TRUE);
+        mark_token_freed(token);
     }
 }
 

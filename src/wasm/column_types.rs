@@ -25,8 +25,9 @@ export interface BatchLayout {
   /** JSON of `FieldDescriptor[]`. */
   types: string;
   /** Per array, depth-first: length, nullCount, offset, validity (address, bytes, bit
-   *  offset), buffer count, (address, bytes) per buffer, child count, then the children. */
-  nodes: Uint32Array;
+   *  offset), buffer count, (address, bytes) per buffer, child count, then the children.
+   *  Addresses stay valid until the batch is freed. */
+  nodes: number[];
 }
 export type ColumnValues =
   | Int8Array | Uint8Array | Int16Array | Uint16Array | Int32Array | Uint32Array
