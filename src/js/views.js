@@ -137,8 +137,17 @@ export function parseLayout(layout) {
 const SIGNED = { 8: Int8Array, 16: Int16Array, 32: Int32Array, 64: BigInt64Array };
 const UNSIGNED = { 8: Uint8Array, 16: Uint16Array, 32: Uint32Array, 64: BigUint64Array };
 
+// fixedWidth's answer per type descriptor, which batches of one schema share.
+const widths = new WeakMap();
+
 /** The typed-array class and values per slot of a fixed-width type, or undefined. */
 export function fixedWidth(type) {
+  let width = widths.get(type);
+  if (width === undefined) widths.set(type, (width = widthOf(type) ?? null));
+  return width ?? undefined;
+}
+
+function widthOf(type) {
   switch (type.id) {
     case 'Int':
       return { Array: (type.signed ? SIGNED : UNSIGNED)[type.bitWidth], stride: 1 };
@@ -160,7 +169,7 @@ export function fixedWidth(type) {
     case 'FixedSizeBinary':
       return { Array: Uint8Array, stride: type.byteWidth };
     case 'Dictionary':
-      return fixedWidth(type.indices);
+      return widthOf(type.indices);
     default:
       return undefined;
   }
