@@ -2,12 +2,14 @@
 // options)` returning result rows and `tables(results, env)` returning markdown.
 import { runFlightBench, flightTables } from './flight.js';
 import { runReaderBench, readerTables } from './reader.js';
+import { runScanBench, scanTables } from './scan.js';
 import { runViewsBench, viewsTables } from './views.js';
 import { runWriterBench, writerTables } from './writer.js';
 
 export const suites = {
   reader: { run: runReaderBench, tables: readerTables },
   views: { run: runViewsBench, tables: viewsTables },
+  scan: { run: runScanBench, tables: scanTables },
   writer: { run: runWriterBench, tables: writerTables },
   // Chromium only: it needs the gateway bench/browser.mjs starts (in Node it reports nothing).
   flight: { run: runFlightBench, tables: flightTables },

@@ -31,7 +31,7 @@ function scan(i32, validity, bit0, f64, offsets, length) {
 }
 
 /** A copy of `scan` with type feedback of its own. */
-const ownScan = () => new Function(`return ${scan}`)();
+export const ownScan = () => new Function(`return ${scan}`)();
 
 /** Scans Arrow JS Data chunks of the i32, f64 and str columns (offset 0 here). */
 function scanArrowData(scanBatch, i32, f64, str) {
