@@ -27,8 +27,8 @@ function arraySets({ quiver, flechette }, bytes) {
   const sets = {
     flechette: fi.map((c, k) => [c.values, c.nullCount > 0 ? c.validity : null, 0, ff[k].values, fs[k].offsets, c.length]),
     'quiver views': views,
-    'plain copy': views.map(([i, v, bit, f, o, n]) => [moved(i), moved(v) ?? null, bit, moved(f), moved(o), n]),
-    slices: views.map(([i, v, bit, f, o, n]) => [sliced(i), sliced(v) ?? null, bit, sliced(f), sliced(o), n]),
+    'plain copy': views.map(([i, v, bit, f, o, n]) => [moved(i), moved(v), bit, moved(f), moved(o), n]),
+    slices: views.map(([i, v, bit, f, o, n]) => [sliced(i), sliced(v), bit, sliced(f), sliced(o), n]),
   };
   if (plain.resizable) throw new Error('the plain copy is resizable');
   return { sets, free: () => decoded.free() };
