@@ -5,9 +5,8 @@
 // Each contender is timed twice: decode only, and decode plus a full read of two columns
 // (the sum of `f64`, and the total UTF-8 bytes of `str` from its offsets), because the
 // JS libraries decode lazily. Every run's checksum must agree, so a contender that skips
-// work fails instead of winning. The contenders of a cell run in interleaved passes
-// (timing.js interleavedMedianMs), so that a slow phase of the machine falls on them all.
-import { interleavedMedianMs, table, fmt, warmUp } from './timing.js';
+// work fails instead of winning.
+import { medianMs, table, fmt, warmUp } from './timing.js';
 
 /** Splits `bytes` into subarray segments (no copy): fixed 64 KiB, or random 1–100 KiB. */
 export function segment(bytes, mode) {
@@ -121,7 +120,7 @@ function contenders({ quiver, quiverZstdC, arrow, flechette }) {
  * Runs the matrix and returns result rows. `files` maps names like `reader-100-none` to
  * bytes; `codecs` lists which codecs to run; `segmentations` which deliveries.
  */
-export async function runReaderBench(libs, files, { codecs = ['none', 'lz4', 'zstd'], log = () => {} } = {}) {
+export async function runReaderBench(libs, files, { rounds = 5, codecs = ['none', 'lz4', 'zstd'], log = () => {} } = {}) {
   const run = contenders(libs);
   for (const [name, fn] of Object.entries(run)) {
     if (name === 'memcpy') continue;
@@ -138,22 +137,18 @@ export async function runReaderBench(libs, files, { codecs = ['none', 'lz4', 'zs
         const segments = segment(bytes, mode);
         segments.dst = new Uint8Array(bytes.length);
         for (const read of [false, true]) {
-          const cell = Object.entries(run).filter(([name]) =>
-            !(name === 'memcpy' && (read || codec !== 'none')) && !(name === 'quiverZstdC' && codec !== 'zstd'));
           let expected;
-          for (const [name, fn] of cell) {
-            if (name === 'memcpy') continue;
-            const [batches, sum] = await fn(segments, read);
-            const check = `${batches}:${sum.toFixed(3)}`;
-            expected ??= check;
-            if (check !== expected) throw new Error(`${name} checksum ${check} != ${expected} (${codec} ${rows} ${mode})`);
-          }
-          // Uncompressed cells take microseconds a batch and swing the most: more passes.
-          const timed = await interleavedMedianMs(
-            cell.map(([name, fn]) => [name, () => fn(segments, read)]),
-            { passes: codec === 'none' ? 5 : 3, rounds: 3 },
-          );
-          for (const [name, ms] of timed) {
+          for (const [name, fn] of Object.entries(run)) {
+            if (name === 'memcpy' && (read || codec !== 'none')) continue;
+            if (name === 'quiverZstdC' && codec !== 'zstd') continue;
+            const [batches, sum] = (await fn(segments, read)) ?? [];
+            if (name !== 'memcpy') {
+              const check = `${batches}:${sum.toFixed(3)}`;
+              expected ??= check;
+              if (check !== expected) throw new Error(`${name} checksum ${check} != ${expected} (${codec} ${rows} ${mode})`);
+            }
+            // Uncompressed cells take microseconds and swing the most: more rounds.
+            const ms = await medianMs(() => fn(segments, read), codec === 'none' ? 3 * rounds : rounds);
             results.push({ codec, rows, mode, read, name, usPerBatch: (ms * 1000) / 200, mbPerS: bytes.length / 1e6 / (ms / 1000) });
             log(`${codec} ${rows} ${mode} ${read ? 'read' : 'decode'} ${name}: ${fmt((ms * 1000) / 200)} µs/batch`);
           }

@@ -8,7 +8,7 @@
 //                  same offsets;
 //   slices         each of Quiver's views sliced into an ArrayBuffer of its own.
 import { ownScan } from './views.js';
-import { fmt, interleavedMedianMs, table, warmUp } from './timing.js';
+import { fmt, medianMs, table, warmUp } from './timing.js';
 
 const BATCHES = 200;
 const PASSES = 9;
@@ -46,8 +46,12 @@ export async function runScanBench(libs, files, { log = () => {} } = {}) {
     const sums = new Set(runs.map(([, run]) => run().toFixed(3)));
     if (sums.size !== 1) throw new Error(`the sets' checksums differ at ${rows} rows: ${[...sums]}`);
     for (const [, run] of runs) await warmUp(run);
-    const timed = await interleavedMedianMs(runs, { passes: PASSES, rounds: ROUNDS });
-    for (const [name, ms] of timed) {
+    const passes = runs.map(() => []);
+    for (let p = 0; p < PASSES; p++) {
+      for (const [k, [, run]] of runs.entries()) passes[k].push(await medianMs(run, ROUNDS, 1));
+    }
+    for (const [k, [name]] of runs.entries()) {
+      const ms = passes[k].sort((a, b) => a - b)[PASSES >> 1];
       results.push({ rows, name, usPerBatch: (ms * 1000) / BATCHES });
       log(`${rows} ${name}: ${fmt((ms * 1000) / BATCHES, 2)} µs/batch`);
     }

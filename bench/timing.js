@@ -28,20 +28,6 @@ export async function warmUp(run, ms = 1500) {
   while (performance.now() < until) await run();
 }
 
-/**
- * Times several contenders in interleaved passes: each pass times every run in a block of
- * `rounds` (its median), one after the other, and a run's figure is the median of its
- * passes. A slow phase of this noisy machine then falls on every contender alike, not on
- * one contender's block. Takes [name, run] pairs; returns a Map from name to ms.
- */
-export async function interleavedMedianMs(runs, { passes, rounds }) {
-  const times = runs.map(() => []);
-  for (let p = 0; p < passes; p++) {
-    for (const [k, [, run]] of runs.entries()) times[k].push(await medianMs(run, rounds, 1));
-  }
-  return new Map(runs.map(([name], k) => [name, times[k].sort((a, b) => a - b)[passes >> 1]]));
-}
-
 /** A fixed-width text table from rows of equal length (first row is the header). */
 export function table(rows) {
   const widths = rows[0].map((_, c) => Math.max(...rows.map((r) => String(r[c]).length)));

@@ -12,7 +12,7 @@
 // toArrowJS alone, on a table Quiver decoded, is timed against Arrow JS's tableFromIPC.
 // Each contender runs its own copy of the scan loop, as an app using one library would:
 // with one shared loop, V8's type feedback for it would mix every contender's arrays.
-import { interleavedMedianMs, table, fmt, warmUp } from './timing.js';
+import { medianMs, table, fmt, warmUp } from './timing.js';
 
 const BATCHES = 200;
 
@@ -87,51 +87,45 @@ function contenders({ quiver, arrow, flechette }) {
   };
 }
 
-/**
- * Result rows: µs per batch of each contender, for decode+scan and for scan alone, each
- * timed in interleaved passes (timing.js interleavedMedianMs).
- */
-export async function runViewsBench(libs, files, { passes = 5, rounds = 3, log = () => {} } = {}) {
+/** Result rows: µs per batch of each contender, for decode+scan and for scan alone. */
+export async function runViewsBench(libs, files, { rounds = 7, log = () => {} } = {}) {
   const results = [];
   // Made once: every loop then carries its compiled code and type feedback from one size
   // to the next, the same for all. (Where the views' scan time goes is the scan suite's
   // question, bench/scan.js.)
   const all = Object.entries(contenders(libs));
-  const record = (rows, work, timed) => {
-    for (const [name, ms] of timed) {
-      results.push({ rows, name, work, usPerBatch: (ms * 1000) / BATCHES });
-      log(`${rows} ${name} ${work}: ${fmt((ms * 1000) / BATCHES, 2)} µs/batch`);
-    }
-  };
   for (const rows of [100, 500, 2000, 8192]) {
     const bytes = files[`reader-${rows}-none`];
-    const full = all.map(([name, c]) => [name, () => {
-      const decoded = c.decode(bytes);
-      const sum = c.scan(decoded);
-      c.free?.(decoded);
-      return sum;
-    }]);
     let expected;
-    for (const [name, once] of full) {
+    for (const [name, c] of all) {
+      const once = () => {
+        const decoded = c.decode(bytes);
+        const sum = c.scan(decoded);
+        c.free?.(decoded);
+        return sum;
+      };
       if (rows === 100) await warmUp(once);
       const check = once().toFixed(3);
       expected ??= check;
       if (check !== expected) throw new Error(`${name} checksum ${check} != ${expected} (${rows} rows)`);
+      const full = await medianMs(once, rounds);
+      const decoded = c.decode(bytes);
+      // A scan alone takes well under a millisecond at 100 rows: more rounds, as the
+      // machine's noise is of that order.
+      const scanOnly = await medianMs(() => c.scan(decoded), 5 * rounds);
+      c.free?.(decoded);
+      for (const [work, ms] of [['decode+scan', full], ['scan', scanOnly]]) {
+        results.push({ rows, name, work, usPerBatch: (ms * 1000) / BATCHES });
+      }
+      log(`${rows} ${name}: ${fmt((full * 1000) / BATCHES, 2)} µs/batch decode+scan, ${fmt((scanOnly * 1000) / BATCHES, 2)} scan`);
     }
-    record(rows, 'decode+scan', await interleavedMedianMs(full, { passes, rounds }));
-    // A scan alone takes well under a millisecond at 100 rows: more rounds, as the
-    // machine's noise is of that order.
-    const decoded = all.map(([, c]) => c.decode(bytes));
-    const scans = all.map(([name, c], k) => [name, () => c.scan(decoded[k])]);
-    record(rows, 'scan', await interleavedMedianMs(scans, { passes, rounds: 5 * rounds }));
-    all.forEach(([, c], k) => c.free?.(decoded[k]));
     // What toArrowJS adds to a stream Quiver already decoded, next to Arrow JS decoding it.
-    const ours = libs.quiver.tableFromIPC(bytes);
-    record(rows, 'convert', await interleavedMedianMs([
-      ['quiver toArrowJS', () => libs.quiver.toArrowJS(ours, libs.arrow)],
-      ['arrowjs', () => libs.arrow.tableFromIPC(bytes)],
-    ], { passes, rounds }));
-    ours.free();
+    const decoded = libs.quiver.tableFromIPC(bytes);
+    const convert = await medianMs(() => libs.quiver.toArrowJS(decoded, libs.arrow), rounds);
+    decoded.free();
+    const arrowDecode = await medianMs(() => libs.arrow.tableFromIPC(bytes), rounds);
+    results.push({ rows, name: 'quiver toArrowJS', work: 'convert', usPerBatch: (convert * 1000) / BATCHES });
+    results.push({ rows, name: 'arrowjs', work: 'convert', usPerBatch: (arrowDecode * 1000) / BATCHES });
   }
   return results;
 }

@@ -10,7 +10,7 @@
 // chunks to JS with toArray(), as a sender would. Every contender's output is copied once
 // into the same destination, as a sender copies what it sends, and is decoded once and
 // must hold all rows, so a contender that skips work fails instead of winning.
-import { interleavedMedianMs, table, fmt, warmUp } from './timing.js';
+import { medianMs, table, fmt, warmUp } from './timing.js';
 
 const BATCHES = 200;
 // The contender that writes with the zstd-c flavour's module, not the default one.
@@ -108,8 +108,8 @@ function joined(parts) {
   return out;
 }
 
-/** Runs the matrix and returns result rows; contenders are timed in interleaved passes. */
-export async function runWriterBench(libs, files, { passes = 3, rounds = 3, log = () => {} } = {}) {
+/** Runs the matrix and returns result rows. */
+export async function runWriterBench(libs, files, { rounds = 5, log = () => {} } = {}) {
   const { quiver, quiverZstdC, arrow, flechette } = libs;
   const results = [];
   for (const rows of [100, 500, 2000, 8192]) {
@@ -134,23 +134,21 @@ export async function runWriterBench(libs, files, { passes = 3, rounds = 3, log 
     const zstdCSource = quiverZstdC?.tableFromIPC(bytes);
     const input = { quiverBatches, zstdCBatches: zstdCSource?.batches, arrowBatches, flechetteTable, messages, dst };
     for (const codec of ['none', 'zstd']) {
-      const runs = Object.entries(contenders(libs, codec)).map(([name, fn]) => [name, () => fn(input)]);
-      const allocated = new Map();
-      for (const [name, go] of runs) {
+      for (const [name, fn] of Object.entries(contenders(libs, codec))) {
+        const go = () => fn(input);
         if (rows === 100) await warmUp(go, codec === 'none' ? 1500 : 500);
         if (name !== 'memcpy') {
           const check = quiver.tableFromIPC(joined(go()));
           if (check.numRows !== BATCHES * rows) throw new Error(`${name} wrote ${check.numRows} rows`);
           check.free();
         }
-        if (!name.startsWith('quiver')) continue;
         const module = name === ZSTD_C ? quiverZstdC : quiver;
         const before = module.memoryStats().allocatedBytes;
         go();
-        allocated.set(name, (module.memoryStats().allocatedBytes - before) / BATCHES);
-      }
-      for (const [name, ms] of await interleavedMedianMs(runs, { passes, rounds })) {
-        const row = { codec, rows, name, payload, usPerBatch: (ms * 1000) / BATCHES, wasmBytesPerBatch: allocated.get(name) };
+        const allocated = (module.memoryStats().allocatedBytes - before) / BATCHES;
+        const ms = await medianMs(go, rounds);
+        const row = { codec, rows, name, payload, usPerBatch: (ms * 1000) / BATCHES,
+          wasmBytesPerBatch: name.startsWith('quiver') ? allocated : undefined };
         results.push(row);
         log(`${codec} ${rows} ${name}: ${fmt(row.usPerBatch, 2)} µs/batch`);
       }

@@ -32,7 +32,7 @@ if [ "$suites" = "$all" ]; then out=bench-results; else out=target/bench-results
 mkdir -p "$out"
 echo "[bench] suites: $suites; tables in $out/"
 {
-  echo "Machine: $(nproc) cores, $(uname -m), $(date -u +%Y-%m-%d). Contenders timed in interleaved passes, medians over rounds; ratios from the same run."
+  echo "Machine: $(nproc) cores, $(uname -m), $(date -u +%Y-%m-%d). Medians over rounds; ratios from the same run."
   echo
   node bench/node.mjs "$data" "$out/node.json" ${suites//,/ }
 } | tee "$out/node.md"
