@@ -5,7 +5,11 @@
 //    TextDecoder.decode throws on views of a resizable buffer ("must not be resizable").
 //    The glue routes every string it reads from wasm memory through one function,
 //    decodeText(bytes); this makes it copy such views first.
-// 2. A call before init() says so. Unpatched, `wasm` is undefined until init() and the
+// 2. Its strings encode into a resizable buffer. A string passed from JS to Rust (an
+//    option, a column name, batch metadata) is written into wasm memory by hand while it
+//    is ASCII, then by TextEncoder.encodeInto, which throws on views of a resizable
+//    buffer in Chromium; this makes it encode to a new array and copy that in.
+// 3. A call before init() says so. Unpatched, `wasm` is undefined until init() and the
 //    first call fails with "Cannot read properties of undefined (reading
 //    '__wbindgen_malloc')". The patch starts `wasm` as a proxy that throws a clear Error
 //    on any use, and makes the glue's "already initialised" checks compare against it.
@@ -27,6 +31,21 @@ const PATCHES = [
   [
     '    return cachedTextDecoder.decode(bytes);\n',
     '    return cachedTextDecoder.decode(bytes.buffer.resizable ? bytes.slice() : bytes);\n',
+    1,
+  ],
+  [
+    '        const ret = cachedTextEncoder.encodeInto(arg, view);\n',
+    '        const ret = view.buffer.resizable ? encodeIntoCopy(arg, view) : cachedTextEncoder.encodeInto(arg, view);\n',
+    1,
+  ],
+  [
+    'const cachedTextEncoder = new TextEncoder();\n',
+    'const cachedTextEncoder = new TextEncoder();\n' +
+      'function encodeIntoCopy(arg, view) {\n' +
+      '    const buf = cachedTextEncoder.encode(arg);\n' +
+      '    view.set(buf);\n' +
+      '    return { read: arg.length, written: buf.length };\n' +
+      '}\n',
     1,
   ],
   [
@@ -52,5 +71,5 @@ for (const file of process.argv.slice(2)) {
     glue = glue.replaceAll(unpatched, patched);
   }
   writeFileSync(file, glue);
-  console.log(`patch-glue: ${file}: TextDecoder copies views of resizable buffers; calls before init() throw`);
+  console.log(`patch-glue: ${file}: strings decode from and encode into resizable buffers; calls before init() throw`);
 }

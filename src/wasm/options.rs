@@ -1,6 +1,5 @@
 //! Option objects: TypeScript interfaces for users, plain Rust structs for the core.
 
-use serde::Deserialize;
 use wasm_bindgen::prelude::*;
 
 use super::error::{usage, WasmResult};
@@ -26,36 +25,66 @@ extern "C" {
 
 const READER_FIELDS: [&str; 2] = ["maxMessageBytes", "maxDecompressedBytes"];
 
-#[derive(Deserialize, Default)]
-#[serde(rename_all = "camelCase")]
-struct ReaderOptions {
-    max_message_bytes: Option<f64>,
-    max_decompressed_bytes: Option<f64>,
-}
-
 /// Reads `ReaderOptions` into core limits, refusing anything but positive whole numbers.
 pub(crate) fn read_limits(options: Option<ReaderOptionsJs>) -> WasmResult<ReadLimits> {
-    let options: ReaderOptions = match options {
-        Some(value) if !value.is_undefined() && !value.is_null() => {
-            check_fields(&value, "ReaderOptions", &READER_FIELDS)?;
-            serde_wasm_bindgen::from_value(value.into())
-                .map_err(|e| usage(format!("invalid ReaderOptions: {e}")))?
-        }
-        _ => ReaderOptions::default(),
-    };
+    let options = options_object(options.map(Into::into), "ReaderOptions", &READER_FIELDS)?;
     let defaults = ReadLimits::default();
     Ok(ReadLimits {
         max_message_bytes: byte_count(
             "maxMessageBytes",
-            options.max_message_bytes,
+            number_field(options.as_ref(), "maxMessageBytes")?,
             defaults.max_message_bytes,
         )?,
         max_decompressed_bytes: byte_count(
             "maxDecompressedBytes",
-            options.max_decompressed_bytes,
+            number_field(options.as_ref(), "maxDecompressedBytes")?,
             defaults.max_decompressed_bytes,
         )?,
     })
+}
+
+/// An options object with only the given fields, or `None` for undefined or null. Read
+/// field by field rather than through serde, whose deserializers cost several KiB of wasm.
+pub(crate) fn options_object(
+    value: Option<JsValue>,
+    type_name: &str,
+    fields: &[&str],
+) -> WasmResult<Option<JsValue>> {
+    let Some(value) = value.filter(|v| !v.is_undefined() && !v.is_null()) else {
+        return Ok(None);
+    };
+    if !value.is_object() {
+        return Err(usage(format!(
+            "{type_name} must be an object, found {}",
+            shown(&value)
+        )));
+    }
+    check_fields(&value, type_name, fields)?;
+    Ok(Some(value))
+}
+
+/// A field of an options object: `None` when absent, undefined or null.
+pub(crate) fn field(object: Option<&JsValue>, name: &str) -> Option<JsValue> {
+    let value = js_sys::Reflect::get(object?, &name.into()).ok()?;
+    (!value.is_undefined() && !value.is_null()).then_some(value)
+}
+
+/// A number field; anything else is an error naming the field.
+pub(crate) fn number_field(object: Option<&JsValue>, name: &str) -> WasmResult<Option<f64>> {
+    field(object, name)
+        .map(|v| {
+            v.as_f64()
+                .ok_or_else(|| usage(format!("{name} must be a number, found {}", shown(&v))))
+        })
+        .transpose()
+}
+
+/// A value as JSON writes it, for error messages.
+pub(crate) fn shown(value: &JsValue) -> String {
+    js_sys::JSON::stringify(value)
+        .ok()
+        .and_then(|text| text.as_string())
+        .unwrap_or_else(|| format!("{value:?}"))
 }
 
 /// Refuses keys an option type does not have. serde-wasm-bindgen reads only the fields a

@@ -1,11 +1,10 @@
 //! `WriterOptions`: the TypeScript interface users see, read into the core's
 //! `WriteOptions`.
 
-use serde::Deserialize;
 use wasm_bindgen::prelude::*;
 
 use super::error::{usage, WasmResult};
-use super::options::{byte_count, check_fields};
+use super::options::{byte_count, field, number_field, options_object, shown};
 use crate::ipc::codec::Compression;
 use crate::ipc::writer::{ChunkSizing, WriteOptions, DEFAULT_MAX_CHUNK_BYTES};
 
@@ -41,42 +40,11 @@ extern "C" {
 /// The option names, checked by `check_fields` (a misspelled option is an error).
 const FIELDS: [&str; 4] = ["compression", "zstdLevel", "maxChunkBytes", "chunkSizing"];
 
-#[derive(Deserialize, Default)]
-#[serde(rename_all = "camelCase")]
-struct WriterOptions {
-    compression: Option<String>,
-    zstd_level: Option<Number>,
-    max_chunk_bytes: Option<Number>,
-    chunk_sizing: Option<String>,
-}
-
-/// A number option as given, so that a non-number gets an error naming the option.
-#[derive(Deserialize)]
-#[serde(untagged)]
-enum Number {
-    Number(f64),
-    Other(serde_json::Value),
-}
-
-fn number(name: &str, value: Option<Number>) -> WasmResult<Option<f64>> {
-    match value {
-        None => Ok(None),
-        Some(Number::Number(v)) => Ok(Some(v)),
-        Some(Number::Other(v)) => Err(usage(format!("{name} must be a number, found {v}"))),
-    }
-}
-
 /// Reads `WriterOptions` into the core's options (validated again by the core).
 pub(crate) fn write_options(options: Option<WriterOptionsJs>) -> WasmResult<WriteOptions> {
-    let options: WriterOptions = match options {
-        Some(value) if !value.is_undefined() && !value.is_null() => {
-            check_fields(&value, "WriterOptions", &FIELDS)?;
-            serde_wasm_bindgen::from_value(value.into())
-                .map_err(|e| usage(format!("invalid WriterOptions: {e}")))?
-        }
-        _ => WriterOptions::default(),
-    };
-    let compression = match options.compression.as_deref() {
+    let object = options_object(options.map(Into::into), "WriterOptions", &FIELDS)?;
+    let object = object.as_ref();
+    let compression = match string_field(object, "compression")?.as_deref() {
         None => None,
         Some("lz4") => Some(Compression::Lz4Frame),
         Some("zstd") => Some(Compression::Zstd),
@@ -86,7 +54,7 @@ pub(crate) fn write_options(options: Option<WriterOptionsJs>) -> WasmResult<Writ
             )))
         }
     };
-    let chunk_sizing = match options.chunk_sizing.as_deref() {
+    let chunk_sizing = match string_field(object, "chunkSizing")?.as_deref() {
         None | Some("exact") => ChunkSizing::Exact,
         Some("fixed") => ChunkSizing::Fixed,
         Some(other) => {
@@ -95,7 +63,7 @@ pub(crate) fn write_options(options: Option<WriterOptionsJs>) -> WasmResult<Writ
             )))
         }
     };
-    let zstd_level = match number("zstdLevel", options.zstd_level)? {
+    let zstd_level = match number_field(object, "zstdLevel")? {
         None => 1,
         Some(v) if v.fract() == 0.0 && (1.0..=22.0).contains(&v) => v as i32,
         Some(v) => {
@@ -106,7 +74,7 @@ pub(crate) fn write_options(options: Option<WriterOptionsJs>) -> WasmResult<Writ
     };
     let max_chunk_bytes = byte_count(
         "maxChunkBytes",
-        number("maxChunkBytes", options.max_chunk_bytes)?,
+        number_field(object, "maxChunkBytes")?,
         DEFAULT_MAX_CHUNK_BYTES as u64,
     )?;
     let options = WriteOptions {
@@ -117,4 +85,14 @@ pub(crate) fn write_options(options: Option<WriterOptionsJs>) -> WasmResult<Writ
     };
     options.validate()?;
     Ok(options)
+}
+
+/// A string field; anything else is an error naming the field.
+fn string_field(object: Option<&JsValue>, name: &str) -> WasmResult<Option<String>> {
+    field(object, name)
+        .map(|v| {
+            v.as_string()
+                .ok_or_else(|| usage(format!("{name} must be a string, found {}", shown(&v))))
+        })
+        .transpose()
 }

@@ -39,6 +39,10 @@ test('the web glue decodes strings from resizable buffers (patch-glue.mjs applie
   assert.deepEqual(calls, [
     'cachedTextDecoder.decode(bytes.buffer.resizable ? bytes.slice() : bytes);',
   ]);
+  // And every encode into it.
+  assert.deepEqual(glue.match(/= .*cachedTextEncoder\.encodeInto\(.*/g), [
+    '= view.buffer.resizable ? encodeIntoCopy(arg, view) : cachedTextEncoder.encodeInto(arg, view);',
+  ]);
 });
 
 test('npm pack ships both builds, their types and the README, and nothing else', () => {
