@@ -8,7 +8,7 @@ use std::process::Command;
 use std::sync::OnceLock;
 
 use arrow_array::RecordBatch;
-use quiver::ipc::{ReadLimits, StreamDecoder};
+use quiver::ipc::{BatchMetadata, ReadLimits, StreamDecoder};
 
 /// Runs generate.py once per test binary (tests run in parallel and share the folder).
 fn generated_streams() -> PathBuf {
@@ -53,7 +53,9 @@ fn pyarrow_streams_decode_to_the_same_data() {
         .unwrap()
         .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
         .filter_map(|f| f.strip_suffix(".none.arrows").map(str::to_owned))
-        .filter(|name| !["dictionary_evolution", "multi_block"].contains(&name.as_str()))
+        .filter(|name| {
+            !["dictionary_evolution", "multi_block", "batch_metadata"].contains(&name.as_str())
+        })
         .collect();
     names.sort();
     assert!(names.len() >= 30, "generate.py wrote only {names:?}");
@@ -110,5 +112,26 @@ fn dictionary_deltas_and_replacements_decode() {
             })
             .collect();
         assert_eq!(got, expected, "dictionary_evolution.{codec}");
+    }
+}
+
+#[test]
+fn each_batch_comes_with_its_message_metadata() {
+    let dir = generated_streams();
+    let expected: Vec<BatchMetadata> =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("batch_metadata.json")).unwrap())
+            .unwrap();
+    assert!(expected[0].contains_key("page") && expected[1].is_empty());
+    for codec in ["none", "lz4", "zstd"] {
+        let bytes = std::fs::read(dir.join(format!("batch_metadata.{codec}.arrows"))).unwrap();
+        let mut decoder = StreamDecoder::new(ReadLimits::default());
+        for segment in bytes.chunks(97) {
+            decoder.push(segment).unwrap();
+        }
+        decoder.finish().unwrap();
+        let got: Vec<BatchMetadata> = std::iter::from_fn(|| decoder.next_batch_with_metadata())
+            .map(|(_, metadata)| metadata)
+            .collect();
+        assert_eq!(got, expected, "batch_metadata.{codec}");
     }
 }

@@ -169,3 +169,80 @@ fn bad_options_and_calls_are_clear_errors() {
         "the stream is finished: finish() already wrote its end-of-stream marker"
     );
 }
+
+fn metadata_object(pairs: &[(&str, JsValue)]) -> JsValue {
+    let object = Object::new();
+    for (key, value) in pairs {
+        Reflect::set(&object, &(*key).into(), value).unwrap();
+    }
+    object.into()
+}
+
+fn get(object: &JsValue, key: &str) -> JsValue {
+    Reflect::get(object, &key.into()).unwrap()
+}
+
+fn keys(object: &JsValue) -> usize {
+    Object::keys(object.unchecked_ref::<Object>()).length() as usize
+}
+
+#[wasm_bindgen_test]
+fn batch_metadata_set_in_js_is_written_at_its_size_and_read_back() {
+    let mut batches = read(&Uint8Array::from(NESTED));
+    assert_eq!(keys(&batches[0].metadata()), 0);
+    batches[0]
+        .set_metadata(metadata_object(&[
+            ("page", "1".into()),
+            ("note", "✓".into()),
+        ]))
+        .unwrap();
+    let mut writer = StreamWriter::for_batch(&batches[0], None).unwrap();
+    let sizes = writer.message_sizes(&batches[0]).unwrap();
+    let size = get(&sizes, "recordBatch").as_f64().unwrap() as usize;
+    assert_eq!(message_size(&batches[0], None).unwrap(), size);
+    let first = writer.write(&batches[0]).unwrap();
+    let schema_size = get(&sizes, "schema").as_f64().unwrap() as usize;
+    assert_eq!(first.byte_length(), schema_size + size);
+    let rest: Vec<Chunks> = batches[1..]
+        .iter()
+        .map(|b| writer.write(b).unwrap())
+        .collect();
+    let mut writes = vec![first];
+    writes.extend(rest);
+    writes.push(writer.finish().unwrap());
+
+    let bytes = Uint8Array::from(joined(&writes).as_slice());
+    let table = table_from_ipc(bytes.into(), None).unwrap();
+    let read_back = table.batches();
+    assert_eq!(get(&read_back[0].metadata(), "page"), "1");
+    assert_eq!(get(&read_back[0].metadata(), "note"), "✓");
+    assert_eq!(keys(&read_back[0].metadata()), 2);
+    assert_eq!(keys(&read_back[1].metadata()), 0);
+    // tableToIPC writes each batch with its own metadata.
+    let again = table_from_ipc(table_to_ipc(&table, None).unwrap().into(), None).unwrap();
+    assert_eq!(get(&again.batches()[0].metadata(), "page"), "1");
+    assert_eq!(keys(&again.batches()[1].metadata()), 0);
+}
+
+#[wasm_bindgen_test]
+fn batch_metadata_must_be_strings() {
+    let mut batches = read(&Uint8Array::from(NESTED));
+    batches[0]
+        .set_metadata(metadata_object(&[("page", "1".into())]))
+        .unwrap();
+    let error = batches[0]
+        .set_metadata(metadata_object(&[("page", 2.into())]))
+        .unwrap_err();
+    assert!(
+        message(error)
+            .starts_with("batch metadata must be an object of string keys and string values"),
+        "a number"
+    );
+    let error = batches[0].set_metadata(JsValue::from(7)).unwrap_err();
+    assert_eq!(
+        message(error),
+        "batch metadata must be an object of string keys and string values, found 7"
+    );
+    // A refused value leaves the metadata as it was.
+    assert_eq!(get(&batches[0].metadata(), "page"), "1");
+}

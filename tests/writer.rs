@@ -15,7 +15,7 @@ use quiver::ipc::writer::{
     message_size, stream_message_sizes, write_stream, ChunkSizing, Chunks, StreamEncoder,
     WriteOptions,
 };
-use quiver::ipc::{ReadLimits, StreamDecoder};
+use quiver::ipc::{BatchMetadata, ReadLimits, StreamDecoder};
 
 const CODECS: [Option<Compression>; 3] =
     [None, Some(Compression::Lz4Frame), Some(Compression::Zstd)];
@@ -95,7 +95,7 @@ fn message_size_equals_the_bytes_written() {
                     "{what}"
                 );
                 assert_eq!(
-                    message_size(&batch, &options).unwrap(),
+                    message_size(&batch, &BatchMetadata::new(), &options).unwrap(),
                     predicted.record_batch
                 );
                 // The second write has no schema message, and the same batch message size.
@@ -139,6 +139,48 @@ fn round_trip_through_quivers_decoder() {
             assert_eq!(decoded[0], *batch);
             assert_eq!(decoded[1], batch.slice(3, 40));
         }
+    }
+}
+
+#[test]
+fn batch_metadata_is_written_in_the_sized_message_and_read_back() {
+    let batch = mixed_batch(3, 50);
+    let metadata = BatchMetadata::from([
+        ("page".to_owned(), "7".to_owned()),
+        ("note".to_owned(), "ünïcode ✓".to_owned()),
+    ]);
+    for compression in CODECS {
+        let mut encoder = StreamEncoder::try_new(batch.schema(), options(compression)).unwrap();
+        let plain = encoder.message_sizes(&batch).unwrap().record_batch;
+        let sizes = encoder
+            .message_sizes_with_metadata(&batch, &metadata)
+            .unwrap();
+        assert!(sizes.record_batch > plain, "{compression:?}");
+        assert_eq!(
+            message_size(&batch, &metadata, &options(compression)).unwrap(),
+            sizes.record_batch
+        );
+        let first = encoder.write_with_metadata(&batch, &metadata).unwrap();
+        assert_eq!(first.byte_length(), sizes.total(), "{compression:?}");
+        let mut bytes = first.to_vec();
+        bytes.extend(encoder.write(&batch).unwrap().to_vec());
+        bytes.extend(encoder.finish().unwrap().to_vec());
+
+        let mut decoder = StreamDecoder::new(ReadLimits::default());
+        decoder.push(&bytes).unwrap();
+        decoder.finish().unwrap();
+        let read: Vec<_> = std::iter::from_fn(|| decoder.next_batch_with_metadata()).collect();
+        assert_eq!(read.len(), 2);
+        assert_eq!(
+            read[0],
+            (batch.clone(), metadata.clone()),
+            "{compression:?}"
+        );
+        assert_eq!(
+            read[1],
+            (batch.clone(), BatchMetadata::new()),
+            "{compression:?}"
+        );
     }
 }
 
@@ -349,7 +391,9 @@ fn bad_options_and_late_writes_are_refused() {
         ..WriteOptions::default()
     };
     assert_eq!(
-        message_size(&batch, &level).unwrap_err().to_string(),
+        message_size(&batch, &BatchMetadata::new(), &level)
+            .unwrap_err()
+            .to_string(),
         "zstdLevel must be a whole number from 1 to 22, found 0"
     );
     let mut encoder = StreamEncoder::try_new(batch.schema(), WriteOptions::default()).unwrap();

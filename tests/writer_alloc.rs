@@ -6,6 +6,7 @@ use std::sync::Arc;
 
 use arrow_array::{ArrayRef, Float64Array, Int32Array, Int64Array, RecordBatch, StringArray};
 use quiver::ipc::writer::{ChunkSizing, StreamEncoder, WriteOptions};
+use quiver::ipc::BatchMetadata;
 use quiver::memory::CountingAllocator;
 
 #[global_allocator]
@@ -57,7 +58,9 @@ fn allocated_by_write(batch: &RecordBatch, sizing: ChunkSizing) -> (u64, Vec<u32
 #[test]
 fn one_batch_is_one_chunk_of_exactly_its_size() {
     let batch = batch(12_100);
-    let size = quiver::ipc::writer::message_size(&batch, &WriteOptions::default()).unwrap();
+    let size =
+        quiver::ipc::writer::message_size(&batch, &BatchMetadata::new(), &WriteOptions::default())
+            .unwrap();
     assert!((480_000..490_000).contains(&size), "payload {size}");
 
     let (exact, lengths) = allocated_by_write(&batch, ChunkSizing::Exact);

@@ -11,8 +11,8 @@ use std::process::Command;
 
 use arrow_array::RecordBatch;
 use quiver::ipc::codec::Compression;
-use quiver::ipc::writer::{message_size, write_stream, WriteOptions};
-use quiver::ipc::{ReadLimits, StreamDecoder};
+use quiver::ipc::writer::{message_size, write_stream, StreamEncoder, WriteOptions};
+use quiver::ipc::{BatchMetadata, ReadLimits, StreamDecoder};
 
 const CODECS: [(&str, Option<Compression>); 3] = [
     ("none", None),
@@ -93,7 +93,10 @@ fn pyarrow_reads_what_quiver_writes() {
         }
         let sizes: String = batches
             .iter()
-            .map(|b| format!("{}\n", message_size(b, &WriteOptions::default()).unwrap()))
+            .map(|b| {
+                let size = message_size(b, &BatchMetadata::new(), &WriteOptions::default());
+                format!("{}\n", size.unwrap())
+            })
             .collect();
         std::fs::write(out.join(format!("{name}.sizes")), sizes).unwrap();
     }
@@ -114,6 +117,35 @@ fn pyarrow_reads_what_quiver_writes() {
             &nested,
             codec,
         );
+    }
+
+    // Each batch's message metadata, as pyarrow wrote it, written back with the batch.
+    let mut decoder = StreamDecoder::new(ReadLimits::default());
+    decoder
+        .push(&std::fs::read(sources.join("batch_metadata.none.arrows")).unwrap())
+        .unwrap();
+    let tagged: Vec<_> = std::iter::from_fn(|| decoder.next_batch_with_metadata()).collect();
+    for (codec_name, codec) in CODECS {
+        let options = WriteOptions {
+            compression: codec,
+            ..WriteOptions::default()
+        };
+        let mut encoder = StreamEncoder::try_new(tagged[0].0.schema(), options).unwrap();
+        let mut bytes = Vec::new();
+        for (batch, metadata) in &tagged {
+            bytes.extend(
+                encoder
+                    .write_with_metadata(batch, metadata)
+                    .unwrap()
+                    .to_vec(),
+            );
+        }
+        bytes.extend(encoder.finish().unwrap().to_vec());
+        std::fs::write(
+            out.join(format!("with_metadata.{codec_name}.arrows")),
+            bytes,
+        )
+        .unwrap();
     }
 
     let report = python("tests/data/check_written.py", &out);

@@ -11,7 +11,8 @@ use wasm_bindgen::prelude::*;
 
 use super::error::{usage, WasmResult};
 use super::layout::{batch_layout, types_of};
-use super::schema::schema_to_js;
+use super::schema::{batch_metadata_from_js, batch_metadata_to_js, schema_to_js};
+use crate::ipc::BatchMetadata;
 
 #[wasm_bindgen(module = "/src/js/views.js")]
 extern "C" {
@@ -132,6 +133,8 @@ fn mark_freed(token: &Option<Object>) {
 #[derive(Debug)]
 pub struct RecordBatch {
     inner: arrow_array::RecordBatch,
+    /// Its message's custom metadata, read with it and written with it.
+    metadata: BatchMetadata,
     /// Shared with every column handed out, and marked `freed` when this batch is
     /// dropped, so that a column of a freed batch throws instead of reading freed memory.
     token: Option<Object>,
@@ -140,8 +143,13 @@ pub struct RecordBatch {
 
 impl RecordBatch {
     pub fn new(inner: arrow_array::RecordBatch) -> Self {
+        RecordBatch::with_metadata(inner, BatchMetadata::new())
+    }
+
+    pub fn with_metadata(inner: arrow_array::RecordBatch, metadata: BatchMetadata) -> Self {
         RecordBatch {
             inner,
+            metadata,
             token: None,
             layout: None,
         }
@@ -153,6 +161,10 @@ impl RecordBatch {
 
     pub fn as_arrow(&self) -> &arrow_array::RecordBatch {
         &self.inner
+    }
+
+    pub fn metadata_ref(&self) -> &BatchMetadata {
+        &self.metadata
     }
 }
 
@@ -174,6 +186,28 @@ impl RecordBatch {
     #[wasm_bindgen(getter, unchecked_return_type = "Schema")]
     pub fn schema(&self) -> JsValue {
         schema_to_js(self.inner.schema_ref())
+    }
+
+    /// The custom metadata of the batch's message, as a new plain object: what pyarrow
+    /// writes with `write_batch(batch, custom_metadata=...)`, `{}` if there was none.
+    /// Writers write it with the batch; set it to change what they write.
+    ///
+    /// ```js
+    /// batch.metadata = { page: '3' };
+    /// writer.write(batch);
+    /// ```
+    #[wasm_bindgen(getter, unchecked_return_type = "Record<string, string>")]
+    pub fn metadata(&self) -> JsValue {
+        batch_metadata_to_js(&self.metadata)
+    }
+
+    #[wasm_bindgen(setter)]
+    pub fn set_metadata(
+        &mut self,
+        #[wasm_bindgen(unchecked_param_type = "Record<string, string>")] metadata: JsValue,
+    ) -> WasmResult<()> {
+        self.metadata = batch_metadata_from_js(metadata)?;
+        Ok(())
     }
 
     /// Every buffer address and length of the batch, in one call (see `BatchLayout`).
@@ -247,7 +281,7 @@ impl RecordBatch {
         #[wasm_bindgen(unchecked_param_type = "typeof import('apache-arrow')")] arrow: JsValue,
         options: Option<ToArrowJSOptionsJs>,
     ) -> Result<JsValue, JsValue> {
-        let keeper = RecordBatch::new(self.inner.clone());
+        let keeper = RecordBatch::with_metadata(self.inner.clone(), self.metadata.clone());
         let memory = wasm_bindgen::memory();
         let schema = schema_to_js(self.inner.schema_ref());
         let layout = self.layout();
@@ -273,6 +307,8 @@ impl Drop for RecordBatch {
 pub struct Table {
     schema: SchemaRef,
     batches: Vec<arrow_array::RecordBatch>,
+    /// Each batch's message metadata, in the order of `batches`.
+    metadata: Vec<BatchMetadata>,
     /// As in `RecordBatch`: marked `freed` on drop, shared by the columns handed out.
     token: Option<Object>,
     /// Every batch's layout, built on first use.
@@ -281,9 +317,21 @@ pub struct Table {
 
 impl Table {
     pub fn new(schema: SchemaRef, batches: Vec<arrow_array::RecordBatch>) -> Self {
+        let metadata = vec![BatchMetadata::new(); batches.len()];
+        Table::with_metadata(schema, batches, metadata)
+    }
+
+    /// `metadata` holds one entry per batch.
+    pub fn with_metadata(
+        schema: SchemaRef,
+        batches: Vec<arrow_array::RecordBatch>,
+        metadata: Vec<BatchMetadata>,
+    ) -> Self {
+        debug_assert_eq!(batches.len(), metadata.len());
         Table {
             schema,
             batches,
+            metadata,
             token: None,
             layouts: None,
         }
@@ -308,6 +356,11 @@ impl Table {
     pub fn arrow_batches(&self) -> &[arrow_array::RecordBatch] {
         &self.batches
     }
+
+    /// Each batch's message metadata, in the order of `arrow_batches`.
+    pub fn batch_metadata(&self) -> &[BatchMetadata] {
+        &self.metadata
+    }
 }
 
 #[wasm_bindgen]
@@ -331,10 +384,17 @@ impl Table {
     }
 
     /// The batches, as new `RecordBatch` handles that share this table's buffers (no copy
-    /// of the data). Each handle keeps the buffers alive until it is freed too.
+    /// of the data), each with its message metadata. Each handle keeps the buffers alive
+    /// until it is freed too.
     #[wasm_bindgen(getter)]
     pub fn batches(&self) -> Vec<RecordBatch> {
-        self.batches.iter().cloned().map(RecordBatch::new).collect()
+        let metadata = self.metadata.iter().cloned();
+        self.batches
+            .iter()
+            .cloned()
+            .zip(metadata)
+            .map(|(batch, metadata)| RecordBatch::with_metadata(batch, metadata))
+            .collect()
     }
 
     /// One column over all batches, by index or name: `{ type, name, length, nullCount,
@@ -385,7 +445,11 @@ impl Table {
         #[wasm_bindgen(unchecked_param_type = "typeof import('apache-arrow')")] arrow: JsValue,
         options: Option<ToArrowJSOptionsJs>,
     ) -> Result<JsValue, JsValue> {
-        let keeper = Table::new(Arc::clone(&self.schema), self.batches.clone());
+        let keeper = Table::with_metadata(
+            Arc::clone(&self.schema),
+            self.batches.clone(),
+            self.metadata.clone(),
+        );
         let types = types_of(&self.schema);
         let layouts = self.layouts();
         let memory = wasm_bindgen::memory();
@@ -409,7 +473,12 @@ impl Drop for Table {
     }
 }
 
-/// A table over the given schema (used by readers, which know it before any batch).
-pub(crate) fn table(schema: &SchemaRef, batches: Vec<arrow_array::RecordBatch>) -> Table {
-    Table::new(Arc::clone(schema), batches)
+/// A table of decoded batches, each with its message metadata, over the given schema
+/// (used by readers, which know it before any batch).
+pub(crate) fn table_with_metadata(
+    schema: &SchemaRef,
+    batches: Vec<(arrow_array::RecordBatch, BatchMetadata)>,
+) -> Table {
+    let (batches, metadata) = batches.into_iter().unzip();
+    Table::with_metadata(Arc::clone(schema), batches, metadata)
 }

@@ -15,7 +15,7 @@ use js_sys::{Array, Reflect, Uint32Array};
 use serde::{Deserialize, Serialize};
 use wasm_bindgen::prelude::*;
 
-use super::batch::{table, RecordBatch};
+use super::batch::{RecordBatch, Table};
 use super::error::{usage, WasmResult};
 use crate::import::{allocate, assemble, schema_from_specs, FieldSpec, Node};
 
@@ -111,7 +111,7 @@ pub fn from_arrow_js(
         Some(batch) if !is_table => Ok(RecordBatch::new(batch).into()),
         batch => {
             batches.extend(batch);
-            Ok(table(&schema, batches).into())
+            Ok(Table::new(schema, batches).into())
         }
     }
 }

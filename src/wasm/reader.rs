@@ -4,7 +4,7 @@ use js_sys::{Array, Uint8Array};
 use serde::Serialize;
 use wasm_bindgen::prelude::*;
 
-use super::batch::{table, RecordBatch, Table};
+use super::batch::{table_with_metadata, RecordBatch, Table};
 use super::error::{usage, WasmResult};
 use super::options::{read_limits, ReaderOptionsJs};
 use super::schema::schema_to_js;
@@ -112,7 +112,8 @@ impl StreamReader {
     /// buffers; free it with `free()` or `using`.
     #[wasm_bindgen(js_name = nextBatch)]
     pub fn next_batch(&mut self) -> Option<RecordBatch> {
-        self.decoder.next_batch().map(RecordBatch::new)
+        let (batch, metadata) = self.decoder.next_batch_with_metadata()?;
+        Some(RecordBatch::with_metadata(batch, metadata))
     }
 
     /// Throws if the stream ended inside a message or before its schema.
@@ -165,7 +166,9 @@ pub fn table_from_ipc(
             .dyn_into::<Uint8Array>()
             .map_err(|_| usage("tableFromIPC expects a Uint8Array or an array of Uint8Array"))?;
         reader.push_array(&segment)?;
-        batches.extend(std::iter::from_fn(|| reader.decoder.next_batch()));
+        batches.extend(std::iter::from_fn(|| {
+            reader.decoder.next_batch_with_metadata()
+        }));
         Ok(())
     };
     if Array::is_array(&input) {
@@ -180,5 +183,5 @@ pub fn table_from_ipc(
         .decoder
         .schema()
         .ok_or_else(|| usage("stream has no schema"))?;
-    Ok(table(schema, batches))
+    Ok(table_with_metadata(schema, batches))
 }

@@ -102,7 +102,10 @@ impl StreamWriter {
     /// Encodes `batch`: the schema first on the first write, then the dictionary messages
     /// the batch needs, then the batch. The batch is only read; it stays the caller's.
     pub fn write(&mut self, batch: &RecordBatch) -> WasmResult<Chunks> {
-        Ok(Chunks::new(self.encoder.write(batch.as_arrow())?))
+        let chunks = self
+            .encoder
+            .write_with_metadata(batch.as_arrow(), batch.metadata_ref())?;
+        Ok(Chunks::new(chunks))
     }
 
     /// Ends the stream with the end-of-stream marker (after the schema, if nothing was
@@ -115,7 +118,9 @@ impl StreamWriter {
     /// compression this compresses the batch, since that decides the sizes.
     #[wasm_bindgen(js_name = messageSizes, unchecked_return_type = "MessageSizes")]
     pub fn message_sizes(&mut self, batch: &RecordBatch) -> WasmResult<JsValue> {
-        let sizes = self.encoder.message_sizes(batch.as_arrow())?;
+        let sizes = self
+            .encoder
+            .message_sizes_with_metadata(batch.as_arrow(), batch.metadata_ref())?;
         let value = MessageSizesJs {
             schema: sizes.schema.map(|s| s as f64),
             dictionaries: sizes.dictionaries.iter().map(|&s| s as f64).collect(),
@@ -149,6 +154,7 @@ impl StreamWriter {
 pub fn message_size(batch: &RecordBatch, options: Option<WriterOptionsJs>) -> WasmResult<usize> {
     Ok(writer::message_size(
         batch.as_arrow(),
+        batch.metadata_ref(),
         &write_options(options)?,
     )?)
 }
@@ -161,10 +167,11 @@ pub fn message_size(batch: &RecordBatch, options: Option<WriterOptionsJs>) -> Wa
 /// ```
 #[wasm_bindgen(js_name = tableToIPC)]
 pub fn table_to_ipc(table: &Table, options: Option<WriterOptionsJs>) -> WasmResult<Uint8Array> {
-    let chunks = writer::write_stream(
-        table.schema_ref().clone(),
-        table.arrow_batches(),
-        &write_options(options)?,
-    )?;
-    Ok(Chunks::new(chunks).to_uint8_array())
+    let mut encoder = StreamEncoder::try_new(table.schema_ref().clone(), write_options(options)?)?;
+    let mut all = crate::ipc::Chunks::default();
+    for (batch, metadata) in table.arrow_batches().iter().zip(table.batch_metadata()) {
+        all.append(encoder.write_with_metadata(batch, metadata)?);
+    }
+    all.append(encoder.finish()?);
+    Ok(Chunks::new(all).to_uint8_array())
 }

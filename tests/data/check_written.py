@@ -53,6 +53,15 @@ def main(out_dir):
             cpp = pa.ipc.get_record_batch_size(batches[0])
             if size != cpp:
                 failures.append(f"{name}: Quiver messageSize {size}, pyarrow get_record_batch_size {cpp}")
+    for codec in CODECS:
+        with pa.OSFile(os.path.join(out_dir, f"with_metadata.{codec}.arrows"), "rb") as source:
+            reader = pa.ipc.open_stream(source)
+            got = [reader.read_next_batch_with_custom_metadata().custom_metadata for _ in generate.BATCH_METADATA]
+        got = [dict(m) if m is not None else None for m in got]
+        want = [{k.encode(): v.encode() for k, v in m.items()} if m else None for m in generate.BATCH_METADATA]
+        if got != want:
+            failures.append(f"with_metadata.{codec}: pyarrow read batch metadata {got}, expected {want}")
+        checked += 1
     reference = read(os.path.join(out_dir, "nested.reference.arrows"))
     for codec in CODECS:
         got = read(os.path.join(out_dir, f"nested.{codec}.arrows"))

@@ -145,9 +145,28 @@ def write_multi_block(out_dir):
             writer.write_table(table, max_chunksize=60_000)
 
 
+BATCH_METADATA = [{"page": "0", "source": "generate.py"}, None, {"page": "2", "note": "ünïcode ✓"}]
+
+
+def write_batch_metadata(out_dir):
+    """Three batches, the first and last with message-level custom metadata; the expected
+    metadata (None as {}) goes to batch_metadata.json."""
+    schema = pa.schema([("x", pa.int32())])
+    batch = pa.record_batch([pa.array([1, None, 3], pa.int32())], schema=schema)
+    for codec_name, codec in CODECS.items():
+        options = pa.ipc.IpcWriteOptions(compression=codec)
+        path = os.path.join(out_dir, f"batch_metadata.{codec_name}.arrows")
+        with pa.OSFile(path, "wb") as sink, pa.ipc.new_stream(sink, schema, options=options) as writer:
+            for metadata in BATCH_METADATA:
+                writer.write_batch(batch, custom_metadata=metadata)
+    with open(os.path.join(out_dir, "batch_metadata.json"), "w") as f:
+        json.dump([m or {} for m in BATCH_METADATA], f)
+
+
 if __name__ == "__main__":
     out = sys.argv[1] if len(sys.argv) > 1 else os.path.join(os.path.dirname(__file__), "types")
     count = write_all(out)
     write_dictionary_evolution(out)
     write_multi_block(out)
-    print(f"wrote {count} streams, the dictionary evolution and multi-block streams to {out}")
+    write_batch_metadata(out)
+    print(f"wrote {count} streams, the dictionary evolution, multi-block and batch metadata streams to {out}")

@@ -27,6 +27,7 @@ use arrow_schema::{DataType, Field, Schema, SchemaRef};
 use crate::ipc::error::{QuiverError, Result};
 use crate::ipc::limits::ReadLimits;
 use crate::ipc::stats::ReadStats;
+use crate::ipc::BatchMetadata;
 use decompress::Decompressor;
 use flat::{all_flat, read_flat_batch};
 use framing::{Framer, RawMessage};
@@ -41,7 +42,7 @@ pub struct StreamDecoder {
     decompressor: Decompressor,
     schema: Option<SchemaRef>,
     dictionaries: HashMap<i64, ArrayRef>,
-    ready: VecDeque<RecordBatch>,
+    ready: VecDeque<(RecordBatch, BatchMetadata)>,
     stats: ReadStats,
     failure: Option<String>,
 }
@@ -122,6 +123,11 @@ impl StreamDecoder {
 
     /// The next decoded batch, in stream order.
     pub fn next_batch(&mut self) -> Option<RecordBatch> {
+        self.ready.pop_front().map(|(batch, _)| batch)
+    }
+
+    /// The next decoded batch with its message's custom metadata (empty if it had none).
+    pub fn next_batch_with_metadata(&mut self) -> Option<(RecordBatch, BatchMetadata)> {
         self.ready.pop_front()
     }
 
@@ -173,7 +179,7 @@ impl StreamDecoder {
         decompressor: &mut Decompressor,
         schema: &mut Option<SchemaRef>,
         dictionaries: &mut HashMap<i64, ArrayRef>,
-        ready: &mut VecDeque<RecordBatch>,
+        ready: &mut VecDeque<(RecordBatch, BatchMetadata)>,
         stats: &mut ReadStats,
     ) -> Result<()> {
         // SAFETY: the framer verified these exact bytes when the metadata arrived.
@@ -241,7 +247,7 @@ impl StreamDecoder {
                 let decoded = read_batch(body, batch, schema, dictionaries, version)?;
                 stats.bytes_copied += decompressed + copied_outside(&decoded, body);
                 stats.batches += 1;
-                ready.push_back(decoded);
+                ready.push_back((decoded, batch_metadata(fb)));
             }
             other => {
                 return Err(QuiverError::invalid(format!(
@@ -255,6 +261,17 @@ impl StreamDecoder {
         }
         Ok(())
     }
+}
+
+/// The message's custom metadata. Pairs without a key or a value are left out, as
+/// arrow-ipc leaves them out of schema metadata.
+fn batch_metadata(message: arrow_ipc::Message<'_>) -> BatchMetadata {
+    message
+        .custom_metadata()
+        .into_iter()
+        .flatten()
+        .filter_map(|kv| Some((kv.key()?.to_owned(), kv.value()?.to_owned())))
+        .collect()
 }
 
 fn require_schema<'a>(schema: &'a Option<SchemaRef>, what: &str) -> Result<&'a SchemaRef> {

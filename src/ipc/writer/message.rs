@@ -17,10 +17,16 @@ use super::body::{BodyPlan, Part, Sink};
 use super::chunks::ChunkWriter;
 use crate::ipc::codec::{Codecs, Compression};
 use crate::ipc::error::{QuiverError, Result};
+use crate::ipc::BatchMetadata;
 
 /// The 8-byte prefix: continuation marker, then the metadata length.
 const PREFIX: usize = 8;
 const CONTINUATION_MARKER: [u8; 4] = [0xff; 4];
+
+/// A message's custom metadata, built in the message's flatbuffer.
+type KeyValues = flatbuffers::WIPOffset<
+    flatbuffers::Vector<'static, flatbuffers::ForwardsUOffset<arrow_ipc::KeyValue<'static>>>,
+>;
 
 /// Bytes to add to `len` to reach a multiple of 8.
 pub(crate) fn padding(len: usize) -> usize {
@@ -61,19 +67,20 @@ impl MessageEncoder {
         let header = IpcSchemaEncoder::new()
             .with_dictionary_tracker(&mut tracker)
             .schema_to_fb_offset(&mut self.fbb, schema);
-        self.finish_message(MessageHeader::Schema, header.as_union_value(), 0);
+        self.finish_message(MessageHeader::Schema, header.as_union_value(), 0, None);
         self.metadata_size()
     }
 
     /// Builds a record batch message (or, with `dictionary = Some((id, is_delta))`, a
-    /// dictionary batch message) for `body`, compressing its buffers first if asked.
-    /// Returns the message's size.
+    /// dictionary batch message) for `body`, compressing its buffers first if asked, with
+    /// `metadata` as the message's custom metadata. Returns the message's size.
     pub(crate) fn plan_batch(
         &mut self,
         body: &BodyPlan,
         rows: usize,
         compression: Option<Compression>,
         dictionary: Option<(i64, bool)>,
+        metadata: &BatchMetadata,
     ) -> Result<usize> {
         self.packed.clear();
         self.packed_lengths.clear();
@@ -115,10 +122,26 @@ impl MessageEncoder {
             batch.add_variadicBufferCounts(v);
         }
         let batch = batch.finish();
+        let metadata = (!metadata.is_empty()).then(|| {
+            let pairs: Vec<_> = metadata
+                .iter()
+                .map(|(key, value)| {
+                    let (key, value) = (fbb.create_string(key), fbb.create_string(value));
+                    let mut pair = arrow_ipc::KeyValueBuilder::new(fbb);
+                    pair.add_key(key);
+                    pair.add_value(value);
+                    pair.finish()
+                })
+                .collect();
+            fbb.create_vector(&pairs)
+        });
         match dictionary {
-            None => {
-                self.finish_message(MessageHeader::RecordBatch, batch.as_union_value(), body_len)
-            }
+            None => self.finish_message(
+                MessageHeader::RecordBatch,
+                batch.as_union_value(),
+                body_len,
+                metadata,
+            ),
             Some((id, is_delta)) => {
                 let mut dict = arrow_ipc::DictionaryBatchBuilder::new(&mut self.fbb);
                 dict.add_id(id);
@@ -129,6 +152,7 @@ impl MessageEncoder {
                     MessageHeader::DictionaryBatch,
                     dict.as_union_value(),
                     body_len,
+                    metadata,
                 )
             }
         }
@@ -140,12 +164,16 @@ impl MessageEncoder {
         kind: MessageHeader,
         header: flatbuffers::WIPOffset<flatbuffers::UnionWIPOffset>,
         body_len: usize,
+        metadata: Option<KeyValues>,
     ) {
         let mut message = arrow_ipc::MessageBuilder::new(&mut self.fbb);
         message.add_version(MetadataVersion::V5);
         message.add_header_type(kind);
         message.add_bodyLength(body_len as i64);
         message.add_header(header);
+        if let Some(metadata) = metadata {
+            message.add_custom_metadata(metadata);
+        }
         let message = message.finish();
         self.fbb.finish(message, None);
     }

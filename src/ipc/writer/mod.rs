@@ -23,6 +23,7 @@ pub use chunks::Chunks;
 pub use options::{ChunkSizing, WriteOptions, DEFAULT_MAX_CHUNK_BYTES, MIN_MAX_CHUNK_BYTES};
 
 use crate::ipc::error::{QuiverError, Result};
+use crate::ipc::BatchMetadata;
 use body::BodyPlan;
 use chunks::ChunkWriter;
 use dictionaries::{Dictionaries, Update};
@@ -114,8 +115,18 @@ impl StreamEncoder {
     /// Encodes `batch`, preceded by the schema on the first write and by the dictionary
     /// messages it needs. The chunks are the caller's.
     pub fn write(&mut self, batch: &RecordBatch) -> Result<Chunks> {
+        self.write_with_metadata(batch, &BatchMetadata::new())
+    }
+
+    /// [`StreamEncoder::write`], with `metadata` as the record batch message's custom
+    /// metadata.
+    pub fn write_with_metadata(
+        &mut self,
+        batch: &RecordBatch,
+        metadata: &BatchMetadata,
+    ) -> Result<Chunks> {
         let mut out = ChunkWriter::new(self.options.max_chunk_bytes, self.options.chunk_sizing);
-        let sizes = self.encode(batch, Some(&mut out))?;
+        let sizes = self.encode(batch, metadata, Some(&mut out))?;
         let extra = out.extra_copied + std::mem::take(&mut self.messages.extra_copied);
         let chunks = out.finish()?;
         self.schema_written = true;
@@ -130,7 +141,16 @@ impl StreamEncoder {
     /// The sizes of the messages that `write(batch)` would produce now, without writing.
     /// With compression this compresses the buffers, since their size decides the answer.
     pub fn message_sizes(&mut self, batch: &RecordBatch) -> Result<MessageSizes> {
-        self.encode(batch, None)
+        self.encode(batch, &BatchMetadata::new(), None)
+    }
+
+    /// The sizes of the messages that `write_with_metadata(batch, metadata)` would produce.
+    pub fn message_sizes_with_metadata(
+        &mut self,
+        batch: &RecordBatch,
+        metadata: &BatchMetadata,
+    ) -> Result<MessageSizes> {
+        self.encode(batch, metadata, None)
     }
 
     /// Ends the stream: the schema (if no batch was written) and the end-of-stream marker.
@@ -164,6 +184,7 @@ impl StreamEncoder {
     fn encode(
         &mut self,
         batch: &RecordBatch,
+        metadata: &BatchMetadata,
         mut out: Option<&mut ChunkWriter>,
     ) -> Result<MessageSizes> {
         self.check_open()?;
@@ -192,6 +213,7 @@ impl StreamEncoder {
                 update.values.len(),
                 compression,
                 dictionary,
+                &BatchMetadata::new(),
             )?;
             if let Some(out) = out.as_deref_mut() {
                 self.messages.write(size, &self.body, out)?;
@@ -202,9 +224,9 @@ impl StreamEncoder {
         for (column, field) in batch.columns().iter().zip(self.schema.fields()) {
             self.body.add_column(column, field.name())?;
         }
-        let size = self
-            .messages
-            .plan_batch(&self.body, batch.num_rows(), compression, None)?;
+        let size =
+            self.messages
+                .plan_batch(&self.body, batch.num_rows(), compression, None, metadata)?;
         if let Some(out) = out {
             self.messages.write(size, &self.body, out)?;
         }
@@ -220,12 +242,18 @@ impl StreamEncoder {
 }
 
 /// The exact size of the record batch message that a new stream would write for `batch`
-/// (without the schema and dictionary messages before it).
-pub fn message_size(batch: &RecordBatch, options: &WriteOptions) -> Result<usize> {
+/// with `metadata` (without the schema and dictionary messages before it).
+pub fn message_size(
+    batch: &RecordBatch,
+    metadata: &BatchMetadata,
+    options: &WriteOptions,
+) -> Result<usize> {
     let mut encoder = StreamEncoder::try_new(batch.schema(), *options)?;
     // Only the record batch message is wanted: skip building the schema's.
     encoder.schema_written = true;
-    encoder.message_sizes(batch).map(|sizes| sizes.record_batch)
+    encoder
+        .message_sizes_with_metadata(batch, metadata)
+        .map(|sizes| sizes.record_batch)
 }
 
 /// The sizes of all messages a new stream would write for `batch` as its first batch.

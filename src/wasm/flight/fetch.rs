@@ -10,14 +10,12 @@ use js_sys::{Array, Promise};
 use wasm_bindgen::prelude::*;
 use wasm_bindgen_futures::{future_to_promise, JsFuture};
 
-use super::super::batch::table;
+use super::super::batch::table_with_metadata;
 use super::conn::{Conn, ConnRef};
-use super::get::GetState;
+use super::get::{ArrowBatch, GetState};
 use super::info::{schema_from_ipc, Target};
 use super::open::open_get;
 use super::options::Fetch;
-
-type ArrowBatch = arrow_array::RecordBatch;
 
 /// Shared by the workers: the next endpoint to take, each endpoint's batches, and the
 /// streams still open, to cancel them when one fails.
@@ -82,7 +80,7 @@ pub(super) async fn fetch_all(
         None => schema_from_ipc(&raw_schema).map_err(|f| f.to_js())?,
     };
     let batches = work.results.take().into_iter().flatten().collect();
-    Ok(table(&schema, batches).into())
+    Ok(table_with_metadata(&schema, batches).into())
 }
 
 /// Reads endpoints until none is left; on a failure, cancels the other streams.

@@ -14,7 +14,7 @@ use wasm_bindgen::prelude::*;
 use wasm_bindgen_futures::{future_to_promise, JsFuture};
 use web_sys::{AbortSignal, Event, WebSocket};
 
-use super::super::batch::{table, RecordBatch};
+use super::super::batch::{table_with_metadata, RecordBatch};
 use super::super::error::{usage, WasmResult};
 use super::super::reader::push_js;
 use super::super::schema::schema_to_js;
@@ -24,9 +24,10 @@ use super::error::{Failure, CANCELLED, INTERNAL};
 use super::info::set;
 use crate::flight::control::ClientMessage;
 use crate::flight::frame::{FrameKind, Header};
-use crate::ipc::{ReadLimits, StreamDecoder};
+use crate::ipc::{BatchMetadata, ReadLimits, StreamDecoder};
 
-type ArrowBatch = arrow_array::RecordBatch;
+/// A decoded batch with its message's custom metadata.
+pub(super) type ArrowBatch = (arrow_array::RecordBatch, BatchMetadata);
 
 /// Batches gathered for `readAll()` or `fetchAll()`, and who waits for the end.
 struct Collect {
@@ -190,13 +191,13 @@ impl GetState {
 
     /// Moves decoded batches to whoever is waiting, or to the queue.
     fn drain(&mut self) {
-        while let Some(batch) = self.decoder.next_batch() {
+        while let Some(batch) = self.decoder.next_batch_with_metadata() {
             let bytes = std::mem::take(&mut self.credit.since_batch);
-            self.rows += batch.num_rows() as u64;
+            self.rows += batch.0.num_rows() as u64;
             if let Some(collect) = &mut self.collect {
                 collect.batches.push(batch);
             } else if let Some(waiter) = self.waiter.take() {
-                waiter.resolve(&RecordBatch::new(batch).into());
+                waiter.resolve(&RecordBatch::with_metadata(batch.0, batch.1).into());
             } else {
                 self.credit.queued += bytes;
                 self.queue.push_back((batch, bytes));
@@ -251,7 +252,8 @@ impl GetState {
         if let Some((batch, bytes)) = self.queue.pop_front() {
             self.credit.queued -= bytes;
             self.grant();
-            return Ok(Promise::resolve(&JsValue::from(RecordBatch::new(batch))));
+            let batch = RecordBatch::with_metadata(batch.0, batch.1);
+            return Ok(Promise::resolve(&JsValue::from(batch)));
         }
         match &self.done {
             Some(Ok(())) => Ok(Promise::resolve(&JsValue::UNDEFINED)),
@@ -392,7 +394,7 @@ impl FlightStream {
         Ok(future_to_promise(async move {
             JsFuture::from(promise).await?;
             let (schema, batches) = state.borrow_mut().take_collected().map_err(|f| f.to_js())?;
-            Ok(table(&schema, batches).into())
+            Ok(table_with_metadata(&schema, batches).into())
         }))
     }
 

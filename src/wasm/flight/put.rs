@@ -150,20 +150,20 @@ impl PutState {
         promise
     }
 
-    fn write(&mut self, batch: &arrow_array::RecordBatch) -> WasmResult<Promise> {
+    fn write(&mut self, batch: &RecordBatch) -> WasmResult<Promise> {
         self.check_open()?;
         let max_segment = self.max_segment;
         let encoder = match &mut self.encoder {
             Some(encoder) => encoder,
             none => none.insert(StreamEncoder::try_new(
-                batch.schema(),
+                batch.as_arrow().schema(),
                 WriteOptions {
                     max_chunk_bytes: max_segment.max(8),
                     ..WriteOptions::default()
                 },
             )?),
         };
-        let chunks = encoder.write(batch)?;
+        let chunks = encoder.write_with_metadata(batch.as_arrow(), batch.metadata_ref())?;
         self.queue(chunks);
         Ok(self.sent())
     }
@@ -238,7 +238,7 @@ impl PutStream {
     /// Encodes `batch` (the first one decides the schema) and sends it as credit allows.
     /// Resolves once it is sent; rejects with a `FlightError` if the upload failed.
     pub fn write(&self, batch: &RecordBatch) -> WasmResult<Promise> {
-        self.state.borrow_mut().write(batch.as_arrow())
+        self.state.borrow_mut().write(batch)
     }
 
     /// Ends the upload and resolves with the `app_metadata` of each PutResult.

@@ -177,6 +177,48 @@ export function writerTests({ test, assert, quiver, arrow }) {
     table.free();
   });
 
+  test('each batch carries its message metadata through reading, writing and tableToIPC', () => {
+    const table = quiver.tableFromIPC(stream(arrow, 2, 10));
+    const [first, second] = table.batches;
+    assert.deepEqual(first.metadata, {});
+    const tags = { page: '1', note: 'ünïcode ✓' };
+    first.metadata = tags;
+    assert.deepEqual(first.metadata, tags);
+    assert.throws(() => { first.metadata = { page: 2 }; }, {
+      message: 'batch metadata must be an object of string keys and string values, found a value that is not a string at "page"',
+    });
+    assert.deepEqual(first.metadata, tags, 'a refused value changes nothing');
+
+    const writer = quiver.StreamWriter.forBatch(first);
+    const sizes = writer.messageSizes(first);
+    assert.equal(quiver.messageSize(first), sizes.recordBatch);
+    assert.ok(sizes.recordBatch > quiver.messageSize(second), 'the metadata is in the message');
+    const writes = [writer.write(first), writer.write(second), writer.finish()];
+    const dictionaries = sizes.dictionaries.reduce((a, b) => a + b, 0);
+    assert.equal(writes[0].byteLength, sizes.schema + dictionaries + sizes.recordBatch);
+    const bytes = concat(writes.map(joined));
+    assert.equal(arrow.tableFromIPC(bytes).numRows, 20, 'apache-arrow reads the stream');
+
+    const metadataOf = (t) => t.batches.map((b) => {
+      const m = b.metadata;
+      b.free();
+      return m;
+    });
+    const back = quiver.tableFromIPC(bytes);
+    assert.deepEqual(metadataOf(back), [tags, {}]);
+    const again = quiver.tableFromIPC(quiver.tableToIPC(back));
+    assert.deepEqual(metadataOf(again), [tags, {}]);
+    for (const x of [...writes, writer, first, second, table, back, again]) x.free();
+  });
+
+  test('non-ASCII strings pass into the module (a resizable memory refuses encodeInto)', () => {
+    const name = 'prix € ✓';
+    const table = quiver.tableFromIPC(arrow.tableToIPC(arrow.tableFromArrays({ [name]: Float64Array.of(1, 2) }), 'stream'));
+    assert.deepEqual(table.getChild(name).toArray(), [1, 2]);
+    assert.throws(() => table.getChild('prix'), { message: 'no column named "prix" in this table; the columns are: prix € ✓' });
+    table.free();
+  });
+
   test('bad options and calls throw errors that say what was expected', () => {
     const table = quiver.tableFromIPC(stream(arrow, 1, 10));
     const [batch] = table.batches;
@@ -186,6 +228,11 @@ export function writerTests({ test, assert, quiver, arrow }) {
       { message: 'maxChunkBytes must be a number, found "a lot"' });
     assert.throws(() => quiver.messageSize(batch, { compression: 'brotli' }),
       { message: "compression must be null, 'lz4' or 'zstd', found 'brotli'" });
+    assert.throws(() => quiver.messageSize(batch, { compression: 5 }),
+      { message: 'compression must be a string, found 5' });
+    assert.throws(() => quiver.messageSize(batch, 5), { message: 'WriterOptions must be an object, found 5' });
+    assert.throws(() => new quiver.StreamReader({ maxMessageBytes: 'big' }),
+      { message: 'maxMessageBytes must be a number, found "big"' });
     const writer = quiver.StreamWriter.forBatch(batch);
     const chunks = writer.finish();
     assert.throws(() => chunks.chunk(5), { message: 'chunk 5 does not exist: these Chunks hold 2' });
