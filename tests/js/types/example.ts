@@ -20,6 +20,8 @@ export async function decode(chunks: AsyncIterable<Uint8Array>): Promise<number>
     reader.push(chunk);
     for (const batch of reader) {
       const b: RecordBatch = batch;
+      const tags: Record<string, string> = b.metadata;
+      b.metadata = { ...tags, seen: 'yes' };
       rows += b.numRows * (b.numColumns > 0 ? 1 : 0);
       b.free();
     }
