@@ -87,10 +87,9 @@ pub(crate) fn shown(value: &JsValue) -> String {
         .unwrap_or_else(|| format!("{value:?}"))
 }
 
-/// Refuses keys an option type does not have. serde-wasm-bindgen reads only the fields a
-/// struct names, so `deny_unknown_fields` never fires and a misspelled option would be
-/// dropped without a word.
-pub(crate) fn check_fields(value: &JsValue, type_name: &str, fields: &[&str]) -> WasmResult<()> {
+/// Refuses keys an option type does not have: the fields are read by name, so a
+/// misspelled option would otherwise be dropped without a word.
+fn check_fields(value: &JsValue, type_name: &str, fields: &[&str]) -> WasmResult<()> {
     let Some(object) = value.dyn_ref::<js_sys::Object>() else {
         return Ok(());
     };

@@ -37,7 +37,7 @@ extern "C" {
     pub type WriterOptionsJs;
 }
 
-/// The option names, checked by `check_fields` (a misspelled option is an error).
+/// The option names (a misspelled option is an error).
 const FIELDS: [&str; 4] = ["compression", "zstdLevel", "maxChunkBytes", "chunkSizing"];
 
 /// Reads `WriterOptions` into the core's options (validated again by the core).
