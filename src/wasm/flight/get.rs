@@ -191,16 +191,16 @@ impl GetState {
 
     /// Moves decoded batches to whoever is waiting, or to the queue.
     fn drain(&mut self) {
-        while let Some(batch) = self.decoder.next_batch_with_metadata() {
+        while let Some((batch, metadata)) = self.decoder.next_batch_with_metadata() {
             let bytes = std::mem::take(&mut self.credit.since_batch);
-            self.rows += batch.0.num_rows() as u64;
+            self.rows += batch.num_rows() as u64;
             if let Some(collect) = &mut self.collect {
-                collect.batches.push(batch);
+                collect.batches.push((batch, metadata));
             } else if let Some(waiter) = self.waiter.take() {
-                waiter.resolve(&RecordBatch::with_metadata(batch.0, batch.1).into());
+                waiter.resolve(&RecordBatch::with_metadata(batch, metadata).into());
             } else {
                 self.credit.queued += bytes;
-                self.queue.push_back((batch, bytes));
+                self.queue.push_back(((batch, metadata), bytes));
             }
         }
     }
@@ -249,10 +249,10 @@ impl GetState {
     }
 
     fn next(&mut self) -> Result<Promise, JsError> {
-        if let Some((batch, bytes)) = self.queue.pop_front() {
+        if let Some(((batch, metadata), bytes)) = self.queue.pop_front() {
             self.credit.queued -= bytes;
             self.grant();
-            let batch = RecordBatch::with_metadata(batch.0, batch.1);
+            let batch = RecordBatch::with_metadata(batch, metadata);
             return Ok(Promise::resolve(&JsValue::from(batch)));
         }
         match &self.done {
