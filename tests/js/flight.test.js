@@ -29,3 +29,25 @@ test('Node 20 has no global WebSocket: connect() says so unless given one', asyn
 });
 
 flightCases({ test, assert, quiver, env, WebSocket, ForeignWebSocket });
+
+// Node only: the demo gateway refuses the browser tests' page origin. Its DoPut stores the
+// FlightData as it came and its DoGet `put=NAME` replays it, so what arrives is what the
+// client sent, through the gateway both ways.
+test('batch metadata goes up with DoPut and comes back with DoGet', async () => {
+  const client = await quiver.FlightClient.connect(env.strictGateway, { WebSocket });
+  const batch = quiver.batchFromColumns({ x: Int32Array.of(1, 2, 3) });
+  try {
+    batch.metadata = { page: '1', note: 'ünïcode ✓' };
+    const name = `metadata-${Date.now()}`;
+    await client.doPut({ path: [name] }, [batch]);
+    const table = await client.doGet(`put=${name}`).readAll();
+    const [back] = table.batches;
+    assert.deepEqual(back.metadata, { page: '1', note: 'ünïcode ✓' });
+    assert.deepEqual(table.getChild('x').toArray(), [1, 2, 3]);
+    back.free();
+    table.free();
+  } finally {
+    batch.free();
+    client.close();
+  }
+});
