@@ -29,6 +29,11 @@ fn generate() -> PathBuf {
 }
 
 fn quiver_decode(bytes: &[u8]) -> Vec<RecordBatch> {
+    let batches = quiver_decode_with_metadata(bytes);
+    batches.into_iter().map(|(batch, _)| batch).collect()
+}
+
+fn quiver_decode_with_metadata(bytes: &[u8]) -> Vec<(RecordBatch, BatchMetadata)> {
     let mut decoder = StreamDecoder::new(ReadLimits::default());
     // Odd-sized segments, so that messages span pushes.
     for segment in bytes.chunks(97) {
@@ -36,7 +41,7 @@ fn quiver_decode(bytes: &[u8]) -> Vec<RecordBatch> {
     }
     decoder.finish().unwrap();
     assert_eq!(decoder.stats().bytes_pushed, bytes.len() as u64);
-    std::iter::from_fn(|| decoder.next_batch()).collect()
+    std::iter::from_fn(|| decoder.next_batch_with_metadata()).collect()
 }
 
 fn arrow_rs_decode(bytes: &[u8]) -> Vec<RecordBatch> {
@@ -124,12 +129,8 @@ fn each_batch_comes_with_its_message_metadata() {
     assert!(expected[0].contains_key("page") && expected[1].is_empty());
     for codec in ["none", "lz4", "zstd"] {
         let bytes = std::fs::read(dir.join(format!("batch_metadata.{codec}.arrows"))).unwrap();
-        let mut decoder = StreamDecoder::new(ReadLimits::default());
-        for segment in bytes.chunks(97) {
-            decoder.push(segment).unwrap();
-        }
-        decoder.finish().unwrap();
-        let got: Vec<BatchMetadata> = std::iter::from_fn(|| decoder.next_batch_with_metadata())
+        let got: Vec<BatchMetadata> = quiver_decode_with_metadata(&bytes)
+            .into_iter()
             .map(|(_, metadata)| metadata)
             .collect();
         assert_eq!(got, expected, "batch_metadata.{codec}");

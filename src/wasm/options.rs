@@ -64,7 +64,7 @@ pub(crate) fn options_object(
 }
 
 /// A field of an options object: `None` when absent, undefined or null.
-pub(crate) fn field(object: Option<&JsValue>, name: &str) -> Option<JsValue> {
+fn field(object: Option<&JsValue>, name: &str) -> Option<JsValue> {
     let value = js_sys::Reflect::get(object?, &name.into()).ok()?;
     (!value.is_undefined() && !value.is_null()).then_some(value)
 }
@@ -75,6 +75,17 @@ pub(crate) fn number_field(object: Option<&JsValue>, name: &str) -> WasmResult<O
         .map(|v| {
             v.as_f64()
                 .ok_or_else(|| usage(format!("{name} must be a number, found {}", shown(&v))))
+        })
+        .transpose()
+}
+
+/// A string field; anything else is an error naming the field.
+#[cfg(feature = "writer")]
+pub(crate) fn string_field(object: Option<&JsValue>, name: &str) -> WasmResult<Option<String>> {
+    field(object, name)
+        .map(|v| {
+            v.as_string()
+                .ok_or_else(|| usage(format!("{name} must be a string, found {}", shown(&v))))
         })
         .transpose()
 }

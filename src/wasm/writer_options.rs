@@ -4,7 +4,7 @@
 use wasm_bindgen::prelude::*;
 
 use super::error::{usage, WasmResult};
-use super::options::{byte_count, field, number_field, options_object, shown};
+use super::options::{byte_count, number_field, options_object, string_field};
 use crate::ipc::codec::Compression;
 use crate::ipc::writer::{ChunkSizing, WriteOptions, DEFAULT_MAX_CHUNK_BYTES};
 
@@ -85,14 +85,4 @@ pub(crate) fn write_options(options: Option<WriterOptionsJs>) -> WasmResult<Writ
     };
     options.validate()?;
     Ok(options)
-}
-
-/// A string field; anything else is an error naming the field.
-fn string_field(object: Option<&JsValue>, name: &str) -> WasmResult<Option<String>> {
-    field(object, name)
-        .map(|v| {
-            v.as_string()
-                .ok_or_else(|| usage(format!("{name} must be a string, found {}", shown(&v))))
-        })
-        .transpose()
 }
