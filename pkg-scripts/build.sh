@@ -84,10 +84,11 @@ else
   mv "$stage/node/quiver.js" "$stage/node/quiver.cjs"
   mv "$stage/node/quiver.d.ts" "$stage/node/quiver.d.cts"
 
-  # TextDecoder.decode refuses views of the resizable buffer that the web entry switches
-  # memory to; see patch-glue.mjs. Node 20 has no toResizableBuffer, so the Node glue
-  # needs no patch.
-  node pkg-scripts/patch-glue.mjs "$stage/web/quiver.js"
+  # Use after free gets a clear error in both glues; the web glue also reads and writes
+  # strings in the resizable buffer that the web entry switches memory to, and refuses
+  # calls before init(). See patch-glue.mjs.
+  node pkg-scripts/patch-glue.mjs web "$stage/web/quiver.js"
+  node pkg-scripts/patch-glue.mjs nodejs "$stage/node/quiver.cjs"
 
   # wasm-bindgen writes the same .wasm for both targets; wasm-opt (a minute per run) is
   # run once and its output shared. The features are those rustc enables by default for

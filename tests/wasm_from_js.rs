@@ -9,9 +9,7 @@ use std::sync::Arc;
 
 use arrow_array::{ArrayRef, BooleanArray, Int32Array, Int64Array, NullArray, StringArray};
 use js_sys::{Array, BigInt64Array, Int32Array as JsInt32Array, Object, Reflect};
-use quiver::wasm::{
-    batch_from_columns, from_arrow_js, import_stats, table_from_ipc, table_to_ipc, StreamWriter,
-};
+use quiver::wasm::{batch_from_columns, from_arrow_js, import_stats, table_from_ipc, StreamWriter};
 use wasm_bindgen::{JsError, JsValue};
 use wasm_bindgen_test::*;
 
@@ -68,7 +66,7 @@ fn plain_columns_become_the_arrays_they_describe() {
         table.arrow_batches(),
         std::slice::from_ref(batch.as_arrow())
     );
-    let again = table_to_ipc(&table, None).unwrap().to_vec();
+    let again = table.to_ipc(None).unwrap().to_vec();
     assert_eq!(again, bytes);
 }
 

@@ -5,8 +5,7 @@
 
 use js_sys::{Object, Reflect, Uint8Array};
 use quiver::wasm::{
-    message_size, table_from_ipc, table_to_ipc, Chunks, RecordBatch, StreamReader, StreamWriter,
-    WriterOptionsJs,
+    message_size, table_from_ipc, Chunks, RecordBatch, StreamReader, StreamWriter, WriterOptionsJs,
 };
 use wasm_bindgen::{JsCast, JsError, JsValue};
 use wasm_bindgen_test::*;
@@ -116,7 +115,9 @@ fn chunks_read_right_after_memory_grows() {
 #[wasm_bindgen_test]
 fn table_to_ipc_round_trips() {
     let table = table_from_ipc(Uint8Array::from(DICTIONARY).into(), None).unwrap();
-    let bytes = table_to_ipc(&table, options(&[("compression", "zstd".into())])).unwrap();
+    let bytes = table
+        .to_ipc(options(&[("compression", "zstd".into())]))
+        .unwrap();
     let again = table_from_ipc(bytes.into(), None).unwrap();
     assert_eq!(again.arrow_batches(), table.arrow_batches());
 }
@@ -219,7 +220,7 @@ fn batch_metadata_set_in_js_is_written_at_its_size_and_read_back() {
     assert_eq!(keys(&read_back[0].metadata()), 2);
     assert_eq!(keys(&read_back[1].metadata()), 0);
     // tableToIPC writes each batch with its own metadata.
-    let again = table_from_ipc(table_to_ipc(&table, None).unwrap().into(), None).unwrap();
+    let again = table_from_ipc(table.to_ipc(None).unwrap().into(), None).unwrap();
     assert_eq!(get(&again.batches()[0].metadata(), "page"), "1");
     assert_eq!(keys(&again.batches()[1].metadata()), 0);
 }

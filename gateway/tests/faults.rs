@@ -119,13 +119,7 @@ async fn upstream_death_is_an_error_within_two_seconds() {
     let mut clients = Vec::new();
     for i in 0..3 {
         let mut ws = Ws::connect(addr, None).await.expect("connect");
-        ws.send(ClientMessage::DoGet {
-            stream: 1,
-            ticket: format!("slow:die{i}").into_bytes(),
-            location: None,
-            credit: None,
-        })
-        .await;
+        ws.start_do_get(1, &format!("slow:die{i}"), None).await;
         first_frame(&mut ws, 1).await;
         clients.push(ws);
     }

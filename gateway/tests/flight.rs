@@ -236,9 +236,7 @@ fn arrow_select_concat(batches: &[arrow_array::RecordBatch]) -> Vec<i64> {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn doget_app_metadata_rides_with_its_batch() {
     let up = Upstream::start(&[]);
-    let mut ws = Ws::connect(gateway(config(&up)).await, None)
-        .await
-        .expect("connect");
+    let mut ws = Ws::to_gateway_for(&up).await;
     let d = ws.do_get(1, "meta:3", None).await;
     assert_eq!(d.code, 0, "{}", d.message);
     assert_eq!(
@@ -251,9 +249,7 @@ async fn doget_app_metadata_rides_with_its_batch() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn bad_doput_bytes_fail_the_stream_not_the_connection() {
     let up = Upstream::start(&[]);
-    let mut ws = Ws::connect(gateway(config(&up)).await, None)
-        .await
-        .expect("connect");
+    let mut ws = Ws::to_gateway_for(&up).await;
     ws.send(ClientMessage::DoPut {
         stream: 1,
         descriptor: Descriptor::Path(vec!["bad".into()]),
@@ -334,9 +330,7 @@ async fn bad_token_is_unauthenticated() {
     assert_eq!(ok.batches()[0].num_rows(), 10);
 
     // A gateway without its own token forwards the client's; pyarrow refuses it.
-    let mut ws = Ws::connect(gateway(config(&up)).await, None)
-        .await
-        .expect("connect");
+    let mut ws = Ws::to_gateway_for(&up).await;
     ws.send(ClientMessage::Auth {
         token: "wrong".into(),
     })
@@ -353,9 +347,7 @@ async fn bad_token_is_unauthenticated() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn error_after_three_batches_is_an_error() {
     let up = Upstream::start(&[]);
-    let mut ws = Ws::connect(gateway(config(&up)).await, None)
-        .await
-        .expect("connect");
+    let mut ws = Ws::to_gateway_for(&up).await;
     let d = ws.do_get(1, "fail:3", None).await;
     assert_ne!(d.code, 0);
     assert!(d.message.contains("boom after 3 batches"), "{}", d.message);
@@ -380,16 +372,8 @@ async fn first_frame(ws: &mut Ws, stream: u32) {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn client_cancel_cancels_upstream() {
     let up = Upstream::start(&[]);
-    let mut ws = Ws::connect(gateway(config(&up)).await, None)
-        .await
-        .expect("connect");
-    ws.send(ClientMessage::DoGet {
-        stream: 1,
-        ticket: b"slow:cancel".to_vec(),
-        location: None,
-        credit: None,
-    })
-    .await;
+    let mut ws = Ws::to_gateway_for(&up).await;
+    ws.start_do_get(1, "slow:cancel", None).await;
     first_frame(&mut ws, 1).await;
     ws.send(ClientMessage::Cancel { stream: 1 }).await;
     assert_eq!(
@@ -404,16 +388,8 @@ async fn client_cancel_cancels_upstream() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn disconnect_cancels_upstream() {
     let up = Upstream::start(&[]);
-    let mut ws = Ws::connect(gateway(config(&up)).await, None)
-        .await
-        .expect("connect");
-    ws.send(ClientMessage::DoGet {
-        stream: 1,
-        ticket: b"slow:gone".to_vec(),
-        location: None,
-        credit: None,
-    })
-    .await;
+    let mut ws = Ws::to_gateway_for(&up).await;
+    ws.start_do_get(1, "slow:gone", None).await;
     first_frame(&mut ws, 1).await;
     drop(ws);
     assert!(up.saw("CANCELLED gone", Duration::from_secs(10)));
@@ -444,9 +420,7 @@ async fn forbidden_location_is_not_dialled() {
     let trap = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
     trap.set_nonblocking(true).expect("nonblocking");
     let trap_location = format!("grpc://{}", trap.local_addr().expect("addr"));
-    let mut ws = Ws::connect(gateway(config(&up)).await, None)
-        .await
-        .expect("connect");
+    let mut ws = Ws::to_gateway_for(&up).await;
     ws.send(ClientMessage::GetFlightInfo {
         stream: 1,
         descriptor: Descriptor::Path(vec!["forbidden".into(), trap_location.clone()]),
@@ -476,9 +450,7 @@ async fn forbidden_location_is_not_dialled() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn batch_over_8mb_passes() {
     let up = Upstream::start(&[]);
-    let mut ws = Ws::connect(gateway(config(&up)).await, None)
-        .await
-        .expect("connect");
+    let mut ws = Ws::to_gateway_for(&up).await;
     let d = ws.do_get(1, "big", None).await;
     assert_eq!(d.code, 0, "{}", d.message);
     assert!(d.ipc.len() > 12_000_000);
@@ -493,9 +465,7 @@ async fn batch_over_8mb_passes() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn credit_bounds_what_is_sent() {
     let up = Upstream::start(&[]);
-    let mut ws = Ws::connect(gateway(config(&up)).await, None)
-        .await
-        .expect("connect");
+    let mut ws = Ws::to_gateway_for(&up).await;
     ws.send(ClientMessage::DoGet {
         stream: 1,
         ticket: TICKET.as_bytes().to_vec(),
@@ -529,14 +499,7 @@ async fn malformed_frames_close_only_their_connection() {
     let up = Upstream::start(&[]);
     let addr = gateway(config(&up)).await;
     let mut healthy = Ws::connect(addr, None).await.expect("connect");
-    healthy
-        .send(ClientMessage::DoGet {
-            stream: 1,
-            ticket: TICKET.as_bytes().to_vec(),
-            location: None,
-            credit: None,
-        })
-        .await;
+    healthy.start_do_get(1, TICKET, None).await;
     let cases: Vec<(Message, &str)> = vec![
         (
             Message::Binary(vec![1, 2, 3].into()),
@@ -717,9 +680,7 @@ async fn static_files_are_served_from_www_and_pkg_only() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn json_calls_reach_pyarrow() {
     let up = Upstream::start(&[]);
-    let mut ws = Ws::connect(gateway(config(&up)).await, None)
-        .await
-        .expect("connect");
+    let mut ws = Ws::to_gateway_for(&up).await;
     let parts = || Descriptor::Path(vec!["parts".into()]);
     ws.send(ClientMessage::ListFlights {
         stream: 1,

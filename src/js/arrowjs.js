@@ -21,19 +21,6 @@ import { fixedWidth, parseLayout } from './views.js';
 const KEEP = Symbol.for('quiver.source');
 const ARENA_BYTES = 4 << 20;
 
-/** Calls `source.toArrowJS(arrow, options)` on a Quiver RecordBatch or Table. */
-export function toArrowJSOf(source, arrow, options) {
-  if (typeof source?.toArrowJS !== 'function') {
-    throw new Error(`toArrowJS expects a quiver RecordBatch or Table, found ${describe(source)}`);
-  }
-  return source.toArrowJS(arrow, options);
-}
-
-function describe(value) {
-  if (value === null || typeof value !== 'object') return String(value);
-  return value.constructor?.name ?? 'an object';
-}
-
 /** Whether to hand out views (else copies), from `options.zeroCopy` and the memory. */
 function zeroCopy(options, memory) {
   const zero = options?.zeroCopy;

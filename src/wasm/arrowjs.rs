@@ -3,19 +3,7 @@
 
 use wasm_bindgen::prelude::*;
 
-use super::batch::{options_value, ToArrowJSOptionsJs};
-
-#[wasm_bindgen(module = "/src/js/arrowjs.js")]
-extern "C" {
-    /// Calls `source.toArrowJS(arrow, options)`, or throws if `source` is not a Quiver
-    /// batch or table (wasm-bindgen cannot borrow either class from a `JsValue`).
-    #[wasm_bindgen(js_name = toArrowJSOf, catch)]
-    fn to_arrow_js_of(
-        source: &JsValue,
-        arrow: &JsValue,
-        options: &JsValue,
-    ) -> Result<JsValue, JsValue>;
-}
+use super::batch::{call_on_batch_or_table, options_value, ToArrowJSOptionsJs};
 
 /// A Quiver `RecordBatch` or `Table` as an apache-arrow JS `RecordBatch` or `Table`,
 /// built with the `arrow` module you pass (Quiver bundles none).
@@ -34,6 +22,14 @@ extern "C" {
 /// const arrowTable = toArrowJS(table, arrow);
 /// console.log(arrowTable.getChild("price").get(0));
 /// ```
+#[wasm_bindgen(typescript_custom_section)]
+const TO_ARROW_JS_TS: &str = r#"
+/** A Quiver `Table` as an apache-arrow JS `Table` (see the declaration for either below). */
+export function toArrowJS(source: Table, arrow: typeof import('apache-arrow'), options?: ToArrowJSOptions | null): import('apache-arrow').Table;
+/** A Quiver `RecordBatch` as an apache-arrow JS `RecordBatch` (see the declaration for either below). */
+export function toArrowJS(source: RecordBatch, arrow: typeof import('apache-arrow'), options?: ToArrowJSOptions | null): import('apache-arrow').RecordBatch;
+"#;
+
 #[wasm_bindgen(
     js_name = toArrowJS,
     unchecked_return_type = "import('apache-arrow').RecordBatch | import('apache-arrow').Table"
@@ -43,5 +39,11 @@ pub fn to_arrow_js(
     #[wasm_bindgen(unchecked_param_type = "typeof import('apache-arrow')")] arrow: JsValue,
     options: Option<ToArrowJSOptionsJs>,
 ) -> Result<JsValue, JsValue> {
-    to_arrow_js_of(&source, &arrow, &options_value(options))
+    call_on_batch_or_table(
+        "toArrowJS",
+        "toArrowJS",
+        &source,
+        &arrow,
+        &options_value(options),
+    )
 }

@@ -44,6 +44,20 @@ extern "C" {
     fn mark_token_freed(token: &Object);
 }
 
+#[wasm_bindgen(module = "/src/js/dispatch.js")]
+extern "C" {
+    /// `source[method](first, second)` for a Quiver batch or table, or an error naming
+    /// `function` (wasm-bindgen cannot borrow either class from a `JsValue`).
+    #[wasm_bindgen(js_name = callOnBatchOrTable, catch)]
+    pub(crate) fn call_on_batch_or_table(
+        function: &str,
+        method: &str,
+        source: &JsValue,
+        first: &JsValue,
+        second: &JsValue,
+    ) -> Result<JsValue, JsValue>;
+}
+
 #[wasm_bindgen(module = "/src/js/arrowjs.js")]
 extern "C" {
     /// An apache-arrow JS RecordBatch over a batch layout, with the metadata of `schema`

@@ -1,15 +1,17 @@
 //! `StreamWriter`, `messageSize` and `tableToIPC`: batches in wasm memory out as IPC
 //! streams, each message in chunks of its exact size (see `crate::ipc::writer`).
 
+use arrow_schema::SchemaRef;
 use js_sys::Uint8Array;
 use serde::Serialize;
 use wasm_bindgen::prelude::*;
 
-use super::batch::{RecordBatch, Table};
+use super::batch::{call_on_batch_or_table, RecordBatch, Table};
 use super::chunks::Chunks;
 use super::error::WasmResult;
 use super::writer_options::{write_options, WriterOptionsJs};
 use crate::ipc::writer::{self, StreamEncoder};
+use crate::ipc::BatchMetadata;
 
 /// Encodes record batches as an Arrow IPC stream, one `Chunks` per call.
 ///
@@ -159,17 +161,56 @@ pub fn message_size(batch: &RecordBatch, options: Option<WriterOptionsJs>) -> Wa
     )?)
 }
 
-/// The whole table as one IPC stream, in a new `Uint8Array` owned by JavaScript: schema,
-/// dictionaries, batches and end-of-stream marker. The table is only read.
+/// A whole table or batch as one IPC stream, in a new `Uint8Array` owned by JavaScript:
+/// schema, dictionaries, batches and end-of-stream marker. The source is only read.
 ///
 /// ```js
 /// const bytes = tableToIPC(table, { compression: 'zstd' });
 /// ```
-#[wasm_bindgen(js_name = tableToIPC)]
-pub fn table_to_ipc(table: &Table, options: Option<WriterOptionsJs>) -> WasmResult<Uint8Array> {
-    let mut encoder = StreamEncoder::try_new(table.schema_ref().clone(), write_options(options)?)?;
+#[wasm_bindgen(js_name = tableToIPC, unchecked_return_type = "Uint8Array")]
+pub fn table_to_ipc(
+    #[wasm_bindgen(unchecked_param_type = "RecordBatch | Table")] source: JsValue,
+    options: Option<WriterOptionsJs>,
+) -> Result<JsValue, JsValue> {
+    let options = options.map_or(JsValue::UNDEFINED, Into::into);
+    call_on_batch_or_table(
+        "tableToIPC",
+        "toIPC",
+        &source,
+        &options,
+        &JsValue::UNDEFINED,
+    )
+}
+
+#[wasm_bindgen]
+impl RecordBatch {
+    /// This batch as a whole IPC stream (see `tableToIPC`).
+    #[wasm_bindgen(js_name = toIPC)]
+    pub fn to_ipc(&self, options: Option<WriterOptionsJs>) -> WasmResult<Uint8Array> {
+        let schema = self.as_arrow().schema();
+        stream_bytes(schema, [(self.as_arrow(), self.metadata_ref())], options)
+    }
+}
+
+#[wasm_bindgen]
+impl Table {
+    /// This table as a whole IPC stream (see `tableToIPC`).
+    #[wasm_bindgen(js_name = toIPC)]
+    pub fn to_ipc(&self, options: Option<WriterOptionsJs>) -> WasmResult<Uint8Array> {
+        let batches = self.arrow_batches().iter().zip(self.batch_metadata());
+        stream_bytes(self.schema_ref().clone(), batches, options)
+    }
+}
+
+/// `batches`, with their metadata, as one IPC stream.
+fn stream_bytes<'a>(
+    schema: SchemaRef,
+    batches: impl IntoIterator<Item = (&'a arrow_array::RecordBatch, &'a BatchMetadata)>,
+    options: Option<WriterOptionsJs>,
+) -> WasmResult<Uint8Array> {
+    let mut encoder = StreamEncoder::try_new(schema, write_options(options)?)?;
     let mut all = crate::ipc::Chunks::default();
-    for (batch, metadata) in table.arrow_batches().iter().zip(table.batch_metadata()) {
+    for (batch, metadata) in batches {
         all.append(encoder.write_with_metadata(batch, metadata)?);
     }
     all.append(encoder.finish()?);

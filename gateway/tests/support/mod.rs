@@ -210,6 +210,13 @@ pub struct Ws {
 }
 
 impl Ws {
+    /// Connects to a new gateway with the test configuration for `upstream`.
+    pub async fn to_gateway_for(upstream: &Upstream) -> Ws {
+        Ws::connect(gateway(config(upstream)).await, None)
+            .await
+            .expect("connect")
+    }
+
     pub async fn connect(
         addr: SocketAddr,
         origin: Option<&str>,
@@ -292,12 +299,8 @@ impl Ws {
         }
     }
 
-    pub async fn do_get(
-        &mut self,
-        stream: u32,
-        ticket: &str,
-        location: Option<String>,
-    ) -> Download {
+    /// Sends a DoGet without waiting for its frames.
+    pub async fn start_do_get(&mut self, stream: u32, ticket: &str, location: Option<String>) {
         self.send(ClientMessage::DoGet {
             stream,
             ticket: ticket.as_bytes().to_vec(),
@@ -305,6 +308,15 @@ impl Ws {
             credit: None,
         })
         .await;
+    }
+
+    pub async fn do_get(
+        &mut self,
+        stream: u32,
+        ticket: &str,
+        location: Option<String>,
+    ) -> Download {
+        self.start_do_get(stream, ticket, location).await;
         self.collect(&[stream])
             .await
             .remove(&stream)

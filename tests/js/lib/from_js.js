@@ -32,23 +32,11 @@ function error(fn) {
   throw new Error('expected an error');
 }
 
-/** A Quiver batch or table as one IPC stream (tableToIPC takes tables). */
-function toIPC(quiver, value) {
-  if (value instanceof quiver.Table) return quiver.tableToIPC(value);
-  const writer = quiver.StreamWriter.forBatch(value);
-  const parts = [writer.write(value).toUint8Array(), writer.finish().toUint8Array()];
-  writer.free();
-  const bytes = new Uint8Array(parts[0].length + parts[1].length);
-  bytes.set(parts[0]);
-  bytes.set(parts[1], parts[0].length);
-  return bytes;
-}
-
 export function fromJsTests({ test, assert, quiver, arrow, read }) {
   const roundTrip = (source) => {
     const imported = quiver.fromArrowJS(source);
     try {
-      return arrow.tableFromIPC(toIPC(quiver, imported));
+      return arrow.tableFromIPC(quiver.tableToIPC(imported));
     } finally {
       imported.free();
     }
@@ -134,7 +122,7 @@ export function fromJsTests({ test, assert, quiver, arrow, read }) {
       big: [null, 5n, -6n],
       none: [null, null, null],
     });
-    const table = arrow.tableFromIPC(toIPC(quiver, batch));
+    const table = arrow.tableFromIPC(quiver.tableToIPC(batch));
     batch.free();
     assert.deepEqual(table.schema.fields.map((f) => `${f.name}: ${f.type}`), [
       'id: Int64', 'i: Int32', 'x: Float64', 'name: Utf8', 'flag: Bool', 'n: Float64',
@@ -155,7 +143,7 @@ export function fromJsTests({ test, assert, quiver, arrow, read }) {
     const encoder = new TextEncoder();
     const utf8 = names.reduce((n, s) => n + (s === null ? 0 : encoder.encode(s).length), 0);
     assert.equal(copied, 4000 + 125 + 4004 + utf8);
-    const back = arrow.tableFromIPC(toIPC(quiver, batch));
+    const back = arrow.tableFromIPC(quiver.tableToIPC(batch));
     batch.free();
     assert.deepEqual(back.getChild('names').toArray(), names.map((s) => (s === null ? null : s.replace('\ud800', '\ufffd'))));
   });

@@ -126,6 +126,29 @@ export function memoryTests({ test, assert, quiver, arrow, expected, read, names
     assert.throws(() => column.validity, freed);
   });
 
+  test('a freed object says so when used, and freeing it again does nothing', () => {
+    const message = 'quiver-arrow: this object was freed (by free() or the end of its `using` block) and cannot be used any more';
+    const usedAfterFree = { message };
+    const table = quiver.tableFromIPC(smallStream(arrow, 2, 5));
+    const [batch] = table.batches;
+    const reader = new quiver.StreamReader();
+    for (const x of [batch, table, reader]) {
+      x.free();
+      x.free();
+      x[Symbol.dispose]?.(); // what the end of a `using` block calls
+    }
+    assert.throws(() => batch.numRows, usedAfterFree);
+    assert.throws(() => batch.column('i32'), usedAfterFree);
+    assert.throws(() => table.getChild('i32'), usedAfterFree);
+    assert.throws(() => reader.push(new Uint8Array(8)), usedAfterFree);
+    assert.throws(() => quiver.toArrowJS(table, arrow), usedAfterFree);
+    // Errors of the module's own keep their words.
+    assert.throws(() => quiver.tableFromIPC(new Uint8Array([1, 2, 3])), (e) => e.message !== message);
+    const again = quiver.tableFromIPC(smallStream(arrow, 1, 5));
+    assert.equal(again.numRows, 5, 'the module still works');
+    again.free();
+  });
+
   test('a freed table\'s chunked columns throw too', () => {
     const table = quiver.tableFromIPC(smallStream(arrow, 2, 5));
     const column = table.getChild('i32');

@@ -208,7 +208,9 @@ export function writerTests({ test, assert, quiver, arrow }) {
     assert.deepEqual(metadataOf(back), [tags, {}]);
     const again = quiver.tableFromIPC(quiver.tableToIPC(back));
     assert.deepEqual(metadataOf(again), [tags, {}]);
-    for (const x of [...writes, writer, first, second, table, back, again]) x.free();
+    const alone = quiver.tableFromIPC(quiver.tableToIPC(first, { compression: 'zstd' }));
+    assert.deepEqual(metadataOf(alone), [tags], 'tableToIPC of a batch keeps its metadata');
+    for (const x of [...writes, writer, first, second, table, back, again, alone]) x.free();
   });
 
   test('non-ASCII strings pass into the module (a resizable memory refuses encodeInto)', () => {
@@ -233,6 +235,10 @@ export function writerTests({ test, assert, quiver, arrow }) {
     assert.throws(() => quiver.messageSize(batch, 5), { message: 'WriterOptions must be an object, found 5' });
     assert.throws(() => new quiver.StreamReader({ maxMessageBytes: 'big' }),
       { message: 'maxMessageBytes must be a number, found "big"' });
+    assert.throws(() => quiver.tableToIPC({ numRows: 1 }),
+      { message: 'tableToIPC expects a quiver RecordBatch or Table, found Object' });
+    assert.throws(() => quiver.tableToIPC(undefined),
+      { message: 'tableToIPC expects a quiver RecordBatch or Table, found undefined' });
     const writer = quiver.StreamWriter.forBatch(batch);
     const chunks = writer.finish();
     assert.throws(() => chunks.chunk(5), { message: 'chunk 5 does not exist: these Chunks hold 2' });

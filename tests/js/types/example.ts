@@ -148,7 +148,7 @@ export function columns(table: Table): number {
   const chunked: ChunkedColumn = table.getChild(0);
   total += chunked.chunks.length + chunked.toArray().length + (chunked.isValid(0) ? 1 : 0);
   const copied: arrow.Table = table.toArrowJS(arrow, undefined);
-  const viaFunction = toArrowJS(table, arrow, { zeroCopy: false });
+  const viaFunction: arrow.Table = toArrowJS(table, arrow, { zeroCopy: false });
   return total + copied.numRows + viaFunction.numRows + table.toArray().length + table.numColumns;
 }
 
@@ -157,14 +157,18 @@ import { batchFromColumns, fromArrowJS, importStats, type ImportStats } from 'qu
 
 export function fromJavaScript(arrowTable: arrow.Table, arrowBatch: arrow.RecordBatch): Uint8Array {
   const before: ImportStats = importStats();
-  using imported = fromArrowJS(arrowTable) as Table;
-  const batch: RecordBatch = fromArrowJS(arrowBatch) as RecordBatch;
+  using imported: Table = fromArrowJS(arrowTable);
+  const batch: RecordBatch = fromArrowJS(arrowBatch);
+  const arrowAgain: arrow.RecordBatch = toArrowJS(batch, arrow);
+  const either: RecordBatch | Table = fromArrowJS(Math.random() < 0.5 ? arrowTable : arrowBatch);
+  either.free();
   batch.free();
   using built: RecordBatch = batchFromColumns({
     id: BigInt64Array.from([1n, 2n]),
     name: ['a', null],
     flag: [true, null],
   });
-  console.log(importStats().bytesCopied - before.bytesCopied, importStats().batches, built.numRows);
-  return tableToIPC(imported);
+  console.log(importStats().bytesCopied - before.bytesCopied, importStats().batches, built.numRows, arrowAgain.numRows);
+  const one: Uint8Array = tableToIPC(built);
+  return one.length > 0 ? tableToIPC(imported) : one;
 }
