@@ -15,10 +15,11 @@ use crate::upstream::{request, Client};
 /// Runs one request and sends its results; the caller sends the terminal status.
 pub(crate) async fn run(
     msg: ClientMessage,
-    mut client: Client,
+    client: Client,
     token: Option<String>,
     out: mpsc::Sender<Message>,
 ) -> Result<(), Status> {
+    let mut client = client.flight();
     let token = token.as_deref();
     let send = |m: ServerMessage| {
         let out = out.clone();

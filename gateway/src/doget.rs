@@ -29,9 +29,9 @@ pub(crate) struct DoGet {
 }
 
 impl DoGet {
-    pub async fn run(mut self) -> Result<(), Status> {
+    pub async fn run(self) -> Result<(), Status> {
         let req = request(Ticket::new(self.ticket.clone()), self.token.as_deref())?;
-        let mut upstream = self.client.do_get(req).await?.into_inner();
+        let mut upstream = self.client.flight().do_get(req).await?.into_inner();
         while let Some(data) = upstream.message().await? {
             self.forward(data).await?;
         }

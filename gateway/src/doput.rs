@@ -2,21 +2,32 @@
 //! messages and sends each as a `FlightData`. The client may only send what the gateway
 //! granted, and the gateway grants a frame's bytes back once the messages it completed
 //! were taken by the upstream call, so a slow upstream slows the client.
+//!
+//! The upstream call's request stream ends cleanly only after the client's `end`. An
+//! upload that stops any other way (bad bytes, a cancel, the client gone) must reach the
+//! server as a reset call, never as a shorter complete one that it would store: the
+//! stream then yields an item that [`UploadCodec`] refuses to encode, and a request body
+//! that fails makes hyper reset the HTTP/2 stream.
 
 use std::sync::{Arc, Mutex};
 
-use arrow_flight::{FlightData, FlightDescriptor};
+use arrow_flight::{FlightData, FlightDescriptor, PutResult};
 use axum::extract::ws::Message;
 use bytes::Bytes;
+use futures::Stream;
 use quiver::flight::control::ServerMessage;
 use quiver::flight::credit::Credit;
 use quiver::flight::message::Splitter;
 use tokio::sync::mpsc;
-use tokio_stream::wrappers::ReceiverStream;
+use tonic::codec::{BufferSettings, Codec, EncodeBuf, Encoder};
+use tonic::codegen::http::uri::PathAndQuery;
 use tonic::Status;
+use tonic_prost::{ProstDecoder, ProstEncoder};
 
 use crate::out::send_json;
 use crate::upstream::{request, Client};
+
+const DO_PUT: &str = "/arrow.flight.protocol.FlightService/DoPut";
 
 /// What the connection passes to a DoPut task.
 pub(crate) enum Upload {
@@ -60,7 +71,7 @@ impl DoPut {
     pub async fn run(self) -> Result<(), Status> {
         let DoPut {
             stream,
-            mut client,
+            client,
             descriptor,
             token,
             uploads,
@@ -68,11 +79,16 @@ impl DoPut {
             out,
             max_message,
         } = self;
-        let (tx, rx) = mpsc::channel::<FlightData>(2);
-        let req = request(ReceiverStream::new(rx), token.as_deref())?;
+        let (tx, rx) = mpsc::channel::<Outgoing>(2);
+        let req = request(upload_stream(rx), token.as_deref())?;
         let results_out = out.clone();
         let call = async move {
-            let mut results = client.do_put(req).await?.into_inner();
+            let mut grpc = client.grpc();
+            grpc.ready()
+                .await
+                .map_err(|e| Status::unavailable(format!("upstream not ready: {e}")))?;
+            let path = PathAndQuery::from_static(DO_PUT);
+            let mut results = grpc.streaming(req, path, UploadCodec).await?.into_inner();
             while let Some(r) = results.message().await? {
                 let msg = ServerMessage::PutResult {
                     stream,
@@ -94,8 +110,6 @@ impl DoPut {
         .run(uploads);
         tokio::pin!(call, feed);
         let mut fed = false;
-        // The call must not see a clean end of the upload when the client's bytes were
-        // bad: on a feed error it is dropped (cancelled) instead of half-closed.
         loop {
             tokio::select! {
                 r = &mut call => return r,
@@ -114,20 +128,23 @@ struct Feed {
     splitter: Splitter,
     /// `app_metadata` of the message in progress.
     app_metadata: Bytes,
-    tx: mpsc::Sender<FlightData>,
+    tx: mpsc::Sender<Outgoing>,
     credit: Arc<Mutex<Credit>>,
     out: mpsc::Sender<Message>,
 }
 
 impl Feed {
-    /// Returns when the client ends the upload; dropping `tx` then ends the request.
+    /// Returns when the client ends the upload, after ending the request stream.
     async fn run(mut self, mut uploads: mpsc::UnboundedReceiver<Upload>) -> Result<(), Status> {
         let invalid = |e: quiver::flight::ProtocolError| Status::invalid_argument(e.to_string());
         let mut messages = Vec::new();
         while let Some(upload) = uploads.recv().await {
             let size = upload.payload_len();
             match upload {
-                Upload::End => return self.splitter.finish().map_err(invalid),
+                Upload::End => {
+                    self.splitter.finish().map_err(invalid)?;
+                    return self.forward(Outgoing::End).await;
+                }
                 Upload::Metadata(app_metadata) => {
                     self.splitter.check_first(true).map_err(invalid)?;
                     self.send(Bytes::new(), Bytes::new(), app_metadata).await?;
@@ -169,8 +186,12 @@ impl Feed {
             data_body: body,
             app_metadata,
         };
+        self.forward(Outgoing::Data(data)).await
+    }
+
+    async fn forward(&self, item: Outgoing) -> Result<(), Status> {
         self.tx
-            .send(data)
+            .send(item)
             .await
             .map_err(|_| Status::aborted("upstream DoPut call ended early"))
     }
@@ -189,5 +210,63 @@ impl Feed {
             bytes: bytes as u64,
         };
         send_json(&self.out, &msg).await
+    }
+}
+
+/// What the feed hands the upstream call.
+enum Outgoing {
+    Data(FlightData),
+    /// The client's `end`: the request stream may end.
+    End,
+}
+
+/// The request stream: each `FlightData` as `Some`, ended by `Outgoing::End`. If the feed
+/// is gone without it, one `None` first, which fails the request body.
+fn upload_stream(rx: mpsc::Receiver<Outgoing>) -> impl Stream<Item = Option<FlightData>> {
+    futures::stream::unfold(Some(rx), |rx| async move {
+        let mut rx = rx?;
+        match rx.recv().await {
+            Some(Outgoing::Data(data)) => Some((Some(data), Some(rx))),
+            Some(Outgoing::End) => None,
+            None => Some((None, None)),
+        }
+    })
+}
+
+/// Flight's protobuf codec, with `None` as an upload's abort signal (module docs).
+struct UploadCodec;
+
+impl Codec for UploadCodec {
+    type Encode = Option<FlightData>;
+    type Decode = PutResult;
+    type Encoder = UploadEncoder;
+    type Decoder = ProstDecoder<PutResult>;
+
+    fn encoder(&mut self) -> UploadEncoder {
+        UploadEncoder(ProstEncoder::new(BufferSettings::default()))
+    }
+
+    fn decoder(&mut self) -> ProstDecoder<PutResult> {
+        ProstDecoder::new(BufferSettings::default())
+    }
+}
+
+struct UploadEncoder(ProstEncoder<FlightData>);
+
+impl Encoder for UploadEncoder {
+    type Item = Option<FlightData>;
+    type Error = Status;
+
+    fn encode(&mut self, item: Self::Item, dst: &mut EncodeBuf<'_>) -> Result<(), Status> {
+        match item {
+            Some(data) => self.0.encode(data, dst),
+            None => Err(Status::cancelled(
+                "the client's upload stopped before its end",
+            )),
+        }
+    }
+
+    fn buffer_settings(&self) -> BufferSettings {
+        self.0.buffer_settings()
     }
 }

@@ -11,13 +11,35 @@
 use std::collections::HashMap;
 
 use arrow_flight::flight_service_client::FlightServiceClient;
+use tonic::client::Grpc;
 use tonic::metadata::MetadataValue;
 use tonic::transport::{Channel, Endpoint};
 use tonic::{Request, Status};
 
 use crate::config::Config;
 
-pub(crate) type Client = FlightServiceClient<Channel>;
+/// One Flight server's channel, and the message size limit every call to it has.
+#[derive(Clone, Debug)]
+pub(crate) struct Client {
+    channel: Channel,
+    max_message_bytes: usize,
+}
+
+impl Client {
+    /// The generated Flight client, for every call but DoPut.
+    pub fn flight(&self) -> FlightServiceClient<Channel> {
+        FlightServiceClient::new(self.channel.clone())
+            .max_decoding_message_size(self.max_message_bytes)
+            .max_encoding_message_size(self.max_message_bytes)
+    }
+
+    /// A plain gRPC client, for DoPut's own codec (see `doput.rs`).
+    pub fn grpc(&self) -> Grpc<Channel> {
+        Grpc::new(self.channel.clone())
+            .max_decoding_message_size(self.max_message_bytes)
+            .max_encoding_message_size(self.max_message_bytes)
+    }
+}
 
 /// Flight's "same server as the FlightInfo" location.
 const REUSE_CONNECTION: &str = "arrow-flight-reuse-connection://?";
@@ -76,9 +98,10 @@ impl Upstreams {
             .initial_stream_window_size(STREAM_WINDOW)
             .initial_connection_window_size(self.connection_window)
             .connect_lazy();
-        let client = FlightServiceClient::new(channel)
-            .max_decoding_message_size(self.max_message_bytes)
-            .max_encoding_message_size(self.max_message_bytes);
+        let client = Client {
+            channel,
+            max_message_bytes: self.max_message_bytes,
+        };
         pool.clients.insert(key, client.clone());
         Ok(client)
     }

@@ -110,8 +110,15 @@ async fn multi_endpoint_across_two_servers() {
     }
 }
 
-/// Sends an IPC stream as DoPut frames of at most `segment` bytes, within credit.
+/// Sends an IPC stream as DoPut frames of at most `segment` bytes, within credit, and
+/// ends the upload.
 async fn upload(ws: &mut Ws, stream: u32, ipc: &[u8], segment: usize) {
+    send_messages(ws, stream, ipc, segment).await;
+    ws.send(ClientMessage::End { stream }).await;
+}
+
+/// The frames of [`upload`], without the `end`.
+async fn send_messages(ws: &mut Ws, stream: u32, ipc: &[u8], segment: usize) {
     let mut messages = Vec::new();
     Splitter::new(1 << 30)
         .push(ipc, &mut messages)
@@ -155,7 +162,19 @@ async fn upload(ws: &mut Ws, stream: u32, ipc: &[u8], segment: usize) {
             sent += n;
         }
     }
-    ws.send(ClientMessage::End { stream }).await;
+}
+
+/// The IPC stream of `data:0:ROWS:BATCHES` from the upstream (schema, batches, no
+/// end-of-stream marker), read on `stream`.
+async fn ipc_of(ws: &mut Ws, stream: u32, ticket: &str) -> Vec<u8> {
+    let batches = ws.reference(stream, ticket).await;
+    let mut w =
+        arrow_ipc::writer::StreamWriter::try_new(Vec::new(), &batches[0].schema()).expect("writer");
+    for b in &batches {
+        w.write(b).expect("write");
+    }
+    w.flush().expect("flush");
+    w.into_inner().expect("bytes")
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -268,6 +287,58 @@ async fn bad_doput_bytes_fail_the_stream_not_the_connection() {
     // The upload was cancelled, not completed: nothing was stored.
     let d = ws.do_get(2, "put:bad", None).await;
     assert_ne!(d.code, 0);
+}
+
+/// An upload that stops early, after whole messages, reaches the server as a cancelled
+/// call: the server must not store the batches that did arrive as if they were all.
+async fn abandoned_upload_stores_nothing(
+    name: &str,
+    stop: impl AsyncFnOnce(&mut Ws),
+) -> (i32, String) {
+    let up = Upstream::start(&[]);
+    let mut ws = Ws::to_gateway_for(&up).await;
+    let ipc = ipc_of(&mut ws, 1, "data:0:1000:2").await;
+    ws.send(ClientMessage::DoPut {
+        stream: 2,
+        descriptor: Descriptor::Path(vec![name.into()]),
+    })
+    .await;
+    send_messages(&mut ws, 2, &ipc, 64 << 10).await;
+    assert!(up.saw(&format!("PUT BATCH {name} 1"), Duration::from_secs(10)));
+    stop(&mut ws).await;
+    let status = ws.status(2).await;
+    assert!(
+        up.saw(&format!("PUT FAILED {name}"), Duration::from_secs(10)),
+        "the upstream call ended cancelled, not complete"
+    );
+    let d = ws.do_get(3, &format!("put:{name}"), None).await;
+    assert_ne!(
+        d.code,
+        0,
+        "nothing was stored, found {} batches",
+        d.batches().len()
+    );
+    status
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn bad_bytes_after_whole_messages_store_nothing() {
+    let status = abandoned_upload_stores_nothing("bad-late", async |ws: &mut Ws| {
+        let garbage =
+            frame::encode(2, FrameKind::Data, Flags::WHOLE, b"", &[&[7; 16]]).expect("frame");
+        ws.send_raw(Message::Binary(garbage.into())).await;
+    })
+    .await;
+    assert_eq!(status.0, 3, "{}", status.1);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn cancelled_doput_stores_nothing() {
+    let status = abandoned_upload_stores_nothing("cancelled", async |ws: &mut Ws| {
+        ws.send(ClientMessage::Cancel { stream: 2 }).await;
+    })
+    .await;
+    assert_eq!(status, (1, "cancelled by the client".to_string()));
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -1,6 +1,8 @@
 """A pyarrow.flight server that the gateway tests start as a real upstream.
 
-Prints "PORT <n>" once serving, then one line per event ("CANCELLED <tag>").
+Prints "PORT <n>" once serving, then one line per event: "CANCELLED <tag>", and for a
+DoPut "PUT BATCH <name> <i>" as each batch arrives, then "PUT STORED <name>" or "PUT
+FAILED <name>".
 Exits by itself after --lifetime seconds, so a crashed test leaves nothing behind.
 
 Tickets (UTF-8):
@@ -10,7 +12,8 @@ Tickets (UTF-8):
                                 "CANCELLED <tag>" when context.is_cancelled() turns true
   big                           one 1.5M-row int64 batch (12 MB, above gRPC's 4 MiB default)
   meta:<n>                      n batches with app_metadata b"m<i>"
-  put:<name>                    what a DoPut to path [<name>] stored
+  put:<name>                    what a DoPut to path [<name>] stored; a DoPut whose call
+                                was cancelled stores nothing
 
 ListFlights answers the ["parts"] flight; GetSchema the data schema; ListActions "dump".
 GetFlightInfo on path ["parts"] answers part 0 here and part 1 at each --peer; on
@@ -128,13 +131,24 @@ class Server(flight.FlightServerBase):
         return [flight.ActionType("dump", "the reference IPC stream of a ticket")]
 
     def do_put(self, context, descriptor, reader, writer):
+        name = descriptor.path[0].decode()
         batches, metadata = [], []
-        for chunk in reader:
-            batches.append(chunk.data)
-            if chunk.app_metadata is not None:
-                metadata.append(chunk.app_metadata.to_pybytes().decode())
+        try:
+            for chunk in reader:
+                print(f"PUT BATCH {name} {len(batches)}", flush=True)
+                batches.append(chunk.data)
+                if chunk.app_metadata is not None:
+                    metadata.append(chunk.app_metadata.to_pybytes().decode())
+            # gRPC ends the reader the same way when the client half-closes and when the
+            # call is reset: only a call that is not cancelled sent its whole upload.
+            if context.is_cancelled():
+                raise flight.FlightCancelledError("the upload was cancelled")
+        except Exception:
+            print(f"PUT FAILED {name}", flush=True)
+            raise
         table = pa.Table.from_batches(batches, reader.schema)
-        self.stored[descriptor.path[0].decode()] = table
+        self.stored[name] = table
+        print(f"PUT STORED {name}", flush=True)
         writer.write(pa.py_buffer(f"stored {table.num_rows} rows".encode()))
         writer.write(pa.py_buffer(",".join(metadata).encode()))
 
