@@ -10,7 +10,7 @@ use arrow_flight::{FlightData, Ticket};
 use axum::extract::ws::Message;
 use bytes::Bytes;
 use quiver::flight::frame::{self, Flags, FrameKind};
-use quiver::flight::message::{body_length, prefix, EOS};
+use quiver::flight::message::{body_length, buffers_end, prefix, EOS};
 use tokio::sync::mpsc;
 use tonic::Status;
 
@@ -130,11 +130,15 @@ impl IpcParts {
         let header = &data.data_header;
         let (p, pad) = prefix(header.len()).map_err(invalid)?;
         let declared = body_length(header).map_err(invalid)?;
-        // Only trailing padding may be missing; anything more would make us invent data.
-        if declared > data.data_body.len() as u64 + 64 {
+        let used = buffers_end(header).map_err(invalid)?;
+        // Some writers leave out the padding after the last buffer, which the decoder
+        // needs as many bytes as declared: that may be filled with zeros. Bytes of a
+        // buffer may not; that would invent data.
+        let received = data.data_body.len() as u64;
+        if received < declared && (received < used || declared - received > 64) {
             return Err(Status::internal(format!(
-                "upstream message body has {} bytes, its header declares {declared}",
-                data.data_body.len()
+                "upstream message body has {received} bytes, its header declares {declared} \
+                 and its buffers end at byte {used}"
             )));
         }
         let declared = declared as usize;
@@ -170,7 +174,58 @@ impl IpcParts {
 
 #[cfg(test)]
 mod tests {
+    use std::sync::Arc;
+
+    use arrow_array::{ArrayRef, Int64Array, Int8Array, RecordBatch};
+    use quiver::flight::message::Splitter;
+
     use super::*;
+
+    /// The record batch message of a one-column batch, as FlightData.
+    fn message_of(column: ArrayRef) -> FlightData {
+        let batch = RecordBatch::try_from_iter([("a", column)]).expect("batch");
+        let mut w =
+            arrow_ipc::writer::StreamWriter::try_new(Vec::new(), &batch.schema()).expect("writer");
+        w.write(&batch).expect("write");
+        let ipc = w.into_inner().expect("bytes");
+        let mut messages = Vec::new();
+        Splitter::new(1 << 20)
+            .push(&ipc, &mut messages)
+            .expect("split");
+        let m = messages.pop().expect("a record batch message");
+        FlightData {
+            data_header: m.header.into(),
+            data_body: m.body.into(),
+            ..FlightData::default()
+        }
+    }
+
+    #[test]
+    fn missing_padding_becomes_zeros_but_missing_data_is_an_error() {
+        // Three int8 values: a 3-byte buffer, padded (to 64 bytes by arrow-rs).
+        let mut data = message_of(Arc::new(Int8Array::from(vec![1, 2, 3])));
+        let declared = data.data_body.len();
+        data.data_body = data.data_body.slice(..3);
+        let parts = IpcParts::new(&data).expect("only padding is missing");
+        assert_eq!((parts.body.len(), parts.zeros), (3, declared - 3));
+        data.data_body = data.data_body.slice(..2);
+        let error = IpcParts::new(&data).err().expect("a value is missing");
+        assert_eq!(error.code(), tonic::Code::Internal);
+        assert_eq!(
+            error.message(),
+            format!(
+                "upstream message body has 2 bytes, its header declares {declared} and its \
+                 buffers end at byte 3"
+            )
+        );
+        // 100 int64 values with the last one cut off: no padding is missing.
+        let mut data = message_of(Arc::new(Int64Array::from_iter_values(0..100)));
+        data.data_body = data.data_body.slice(..792);
+        let error = IpcParts::new(&data)
+            .err()
+            .expect("the last value is missing");
+        assert_eq!(error.code(), tonic::Code::Internal);
+    }
 
     #[test]
     fn copy_range_covers_every_split() {

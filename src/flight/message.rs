@@ -36,6 +36,31 @@ pub fn body_length(header: &[u8]) -> Result<u64> {
     u64::try_from(len).map_err(|_| ProtocolError::BadBodyLength(len))
 }
 
+/// Where the last buffer of a message's body ends, by its header: bytes past it are
+/// padding. 0 for a message without buffers (a schema).
+pub fn buffers_end(header: &[u8]) -> Result<u64> {
+    let message =
+        arrow_ipc::root_as_message(header).map_err(|e| ProtocolError::BadMessage(e.to_string()))?;
+    let batch = message
+        .header_as_record_batch()
+        .or_else(|| message.header_as_dictionary_batch().and_then(|d| d.data()));
+    let buffers = batch.and_then(|b| b.buffers()).into_iter().flatten();
+    buffers.enumerate().try_fold(0, |end, (i, b)| {
+        let buffer_end = b
+            .offset()
+            .checked_add(b.length())
+            .filter(|_| b.offset() >= 0);
+        match buffer_end.and_then(|e| u64::try_from(e).ok()) {
+            Some(e) => Ok(end.max(e)),
+            None => Err(ProtocolError::BadMessage(format!(
+                "buffer {i} has offset {} and length {}",
+                b.offset(),
+                b.length()
+            ))),
+        }
+    })
+}
+
 /// One message cut from an IPC stream.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Message {
