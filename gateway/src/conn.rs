@@ -5,7 +5,7 @@
 use std::collections::HashMap;
 use std::future::Future;
 use std::sync::{Arc, Mutex};
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use axum::extract::ws::{CloseFrame, Message, WebSocket};
 use bytes::Bytes;
@@ -79,27 +79,42 @@ pub(crate) async fn run(socket: WebSocket, shared: Arc<Shared>) {
         pool: Pool::default(),
         done_tx,
     };
-    let close = conn.serve(&mut stream, done_rx).await;
+    let heard = Mutex::new(Instant::now());
+    let ping_every = conn.shared.config.ping_interval;
+    // The watchdog runs beside `serve`, whose sends wait while the socket's queue is
+    // full: a client that stops reading fills it and would otherwise never time out.
+    let close = tokio::select! {
+        close = conn.serve(&mut stream, done_rx, &heard) => close,
+        close = missed_pings(&heard, ping_every) => close,
+    };
     let handshake = !matches!(close, Close::Gone);
     // Aborting drops each upstream call, which cancels it on the server.
     for (_, entry) in conn.streams.drain() {
         entry.task.abort();
     }
-    let frame = match close {
-        Close::Gone => None,
-        Close::Idle(reason) => Some(CloseFrame {
-            code: 1000,
-            reason: reason.into(),
-        }),
-        Close::Protocol(e) => Some(protocol_close(&conn.out, e.to_string()).await),
-        Close::Transport(message) => Some(protocol_close(&conn.out, message).await),
+    // Each send below waits for room in the queue, which a client that does not read
+    // never makes: all of it is bounded, and then the writer is stopped.
+    let grace = Duration::from_secs(2);
+    let goodbye = async {
+        let frame = match close {
+            Close::Gone => None,
+            Close::Idle(reason) => Some(CloseFrame {
+                code: 1000,
+                reason: reason.into(),
+            }),
+            Close::Protocol(e) => Some(protocol_close(&conn.out, e.to_string()).await),
+            Close::Transport(message) => Some(protocol_close(&conn.out, message).await),
+        };
+        if let Some(frame) = frame {
+            let _ = conn.out.send(Message::Close(Some(frame))).await;
+        }
     };
-    if let Some(frame) = frame {
-        let _ = conn.out.send(Message::Close(Some(frame))).await;
-    }
+    let _ = tokio::time::timeout(grace, goodbye).await;
     drop(conn);
-    let grace = std::time::Duration::from_secs(2);
-    let _ = tokio::time::timeout(grace, writer).await;
+    let mut writer = writer;
+    if tokio::time::timeout(grace, &mut writer).await.is_err() {
+        writer.abort();
+    }
     if handshake {
         // Read until the client's close frame: closing the socket with its unread bytes
         // (a pong, the rest of a frame) in our buffer would reset the connection and
@@ -113,6 +128,22 @@ pub(crate) async fn run(socket: WebSocket, shared: Arc<Shared>) {
         })
         .await;
     }
+}
+
+/// Resolves once the peer has sent nothing, not even a pong, for `MISSED_PINGS` pings.
+async fn missed_pings(heard: &Mutex<Instant>, ping_every: Duration) -> Close {
+    let limit = ping_every * MISSED_PINGS;
+    loop {
+        let silent = last_heard(heard).elapsed();
+        if silent >= limit {
+            return Close::Idle("no answer to pings");
+        }
+        tokio::time::sleep(limit - silent).await;
+    }
+}
+
+fn last_heard(heard: &Mutex<Instant>) -> Instant {
+    *heard.lock().unwrap_or_else(|e| e.into_inner())
 }
 
 /// Tells the client why its connection ends, and makes the 1002 close frame.
@@ -167,6 +198,7 @@ impl Conn {
         &mut self,
         socket: &mut futures::stream::SplitStream<WebSocket>,
         mut done: mpsc::UnboundedReceiver<(u32, Result<(), Status>)>,
+        heard: &Mutex<Instant>,
     ) -> Close {
         let config = &self.shared.config;
         let hello = ServerMessage::Hello {
@@ -181,7 +213,7 @@ impl Conn {
         }
         let (ping_every, idle_after) = (config.ping_interval, config.idle_timeout);
         let mut ping = tokio::time::interval(ping_every);
-        let (mut last_recv, mut last_request) = (Instant::now(), Instant::now());
+        let mut last_request = Instant::now();
         loop {
             tokio::select! {
                 msg = socket.next() => {
@@ -191,14 +223,15 @@ impl Conn {
                         Some(Err(e)) => return Close::Transport(e.to_string()),
                         Some(Ok(msg)) => msg,
                     };
-                    last_recv = Instant::now();
+                    let now = Instant::now();
+                    *heard.lock().unwrap_or_else(|e| e.into_inner()) = now;
                     let handled = match msg {
                         Message::Text(text) => {
-                            last_request = last_recv;
+                            last_request = now;
                             self.on_control(text.as_str()).await
                         }
                         Message::Binary(bytes) => {
-                            last_request = last_recv;
+                            last_request = now;
                             self.on_frame(bytes)
                         }
                         Message::Close(_) => return Close::Gone,
@@ -217,13 +250,14 @@ impl Conn {
                     }
                 }
                 _ = ping.tick() => {
-                    if last_recv.elapsed() >= ping_every * MISSED_PINGS {
-                        return Close::Idle("no answer to pings");
-                    }
                     if self.streams.is_empty() && last_request.elapsed() >= idle_after {
                         return Close::Idle("idle timeout");
                     }
-                    if self.out.send(Message::Ping(Bytes::new())).await.is_err() {
+                    // A full queue means the client is not reading: no ping can reach
+                    // it then, and `missed_pings` will end the connection.
+                    if let Err(mpsc::error::TrySendError::Closed(_)) =
+                        self.out.try_send(Message::Ping(Bytes::new()))
+                    {
                         return Close::Gone;
                     }
                 }

@@ -108,6 +108,52 @@ async fn slow_clients_hold_little_and_slow_nobody() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_client_that_stops_reading_is_closed_after_missed_pings() {
+    // The demo service makes data faster than the socket takes it; a pyarrow server
+    // tells when its call is cancelled.
+    let demo = demo::spawn(Demo::default()).await.expect("demo");
+    let up = Upstream::start(&[]);
+    let mut cfg = Config::new(format!("grpc://{demo}"));
+    cfg.allow_locations = vec![up.location()];
+    // Long enough for the socket's buffers and the queue to fill before three pass.
+    cfg.ping_interval = Duration::from_secs(1);
+    let mut ws = Ws::connect(gateway(cfg).await, None)
+        .await
+        .expect("connect");
+    // Gigabytes, with credit for all of them: only the socket holds the stream back.
+    ws.send(ClientMessage::DoGet {
+        stream: 1,
+        ticket: b"rows=65536&batches=100000".to_vec(),
+        location: None,
+        credit: Some(1 << 30),
+    })
+    .await;
+    ws.start_do_get(2, "slow:stalled", Some(up.location()))
+        .await;
+    first_frame(&mut ws, 2).await;
+    // Reading, and sending (a ping, as good as a pong to the gateway), for a while...
+    let reading = Instant::now();
+    let mut sent = Instant::now();
+    while reading.elapsed() < Duration::from_millis(1500) {
+        if let Event::Closed(close) = ws.next().await {
+            panic!("closed while the client was reading: {close:?}");
+        }
+        if sent.elapsed() > Duration::from_millis(250) {
+            ws.send_raw(Message::Ping(Vec::new().into())).await;
+            sent = Instant::now();
+        }
+    }
+    // ...then not: the gateway's queue fills behind the socket within a ping interval.
+    // Three missed pings later the gateway must end the connection, and with it the
+    // upstream calls, while the client still reads nothing.
+    assert!(
+        up.saw("CANCELLED stalled", Duration::from_secs(10)),
+        "the stalled connection's upstream call was not cancelled within 10 s"
+    );
+    drop(ws);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn upstream_death_is_an_error_within_two_seconds() {
     let port = std::net::TcpListener::bind("127.0.0.1:0")
         .and_then(|l| l.local_addr())
