@@ -119,6 +119,21 @@ export function flightCases({ test, assert, quiver, env, WebSocket, ForeignWebSo
     }
   });
 
+  test('flight: a credit window below the segment size is raised to it, so batches with app_metadata arrive', async () => {
+    const client = await connect();
+    try {
+      // Each batch's FlightData carries app_metadata ("m0", ...), which the gateway sends
+      // in one segment with the first IPC bytes: a 1-byte window never covered it.
+      const stream = client.doGet('meta:3', { creditWindow: 1 });
+      assert.ok(stream.creditWindow >= 1 << 16, `window ${stream.creditWindow}`);
+      const table = await stream.readAll();
+      assert.equal(table.numRows, 300);
+      table.free();
+    } finally {
+      client.close();
+    }
+  });
+
   test('flight: fetchAll reads endpoints on two servers, parallel and ordered', async () => {
     const client = await connect();
     try {
