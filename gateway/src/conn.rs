@@ -337,13 +337,15 @@ impl Conn {
         let (token, out) = (self.token.clone(), self.out.clone());
         match request {
             ClientMessage::DoGet { ticket, credit, .. } => {
-                let credit = Arc::new(SharedCredit::new(credit.unwrap_or(config.credit_window))?);
+                let window = credit.unwrap_or(config.credit_window);
+                let credit = Arc::new(SharedCredit::new(window)?);
                 let task = DoGet {
                     stream,
                     client,
                     ticket,
                     token,
                     credit: credit.clone(),
+                    window,
                     out,
                     max_segment: config.max_segment_bytes,
                 };

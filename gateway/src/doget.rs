@@ -24,6 +24,8 @@ pub(crate) struct DoGet {
     pub ticket: Vec<u8>,
     pub token: Option<String>,
     pub credit: Arc<SharedCredit>,
+    /// The credit the client opened the stream with: the most it keeps outstanding.
+    pub window: u64,
     pub out: mpsc::Sender<Message>,
     pub max_segment: usize,
 }
@@ -50,6 +52,7 @@ impl DoGet {
             if n > self.max_segment {
                 return Err(too_large(n, self.max_segment));
             }
+            self.check_window(n as u64)?;
             self.credit.take(n, n).await;
             let bytes = frame::encode(
                 self.stream,
@@ -70,6 +73,9 @@ impl DoGet {
         let meta = app_metadata.len();
         if meta >= self.max_segment {
             return Err(too_large(meta, self.max_segment));
+        }
+        if meta > 0 {
+            self.check_window(meta as u64 + 1)?;
         }
         let total = parts.len();
         let mut sent = 0;
@@ -98,6 +104,21 @@ impl DoGet {
             sent += n;
         }
         Ok(())
+    }
+
+    /// A frame of `needed` payload bytes that cannot be split (app_metadata travels
+    /// whole, in a first frame with at least one IPC byte) must fit the client's window:
+    /// credit beyond it never comes, and waiting for it would hang the stream.
+    fn check_window(&self, needed: u64) -> Result<(), Status> {
+        if needed <= self.window {
+            return Ok(());
+        }
+        Err(Status::resource_exhausted(format!(
+            "a frame of this stream needs {needed} bytes of credit at once (its app_metadata), \
+             more than the stream's credit window of {} bytes; ask for at least the \
+             gateway's maxSegmentBytes ({})",
+            self.window, self.max_segment
+        )))
     }
 
     async fn send(&self, bytes: Vec<u8>) -> Result<(), Status> {

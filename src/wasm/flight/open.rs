@@ -25,12 +25,8 @@ pub(super) fn open_get(
     let mut c = conn.borrow_mut();
     let max_segment = c.limits.max_segment;
     let options = GetOptions {
-        // By default four segments at least, so that granting in steps never stalls the
-        // sender; and never less than one, since the gateway sends a message's
-        // app_metadata in one segment and waits for the credit to cover it.
-        window: window
-            .unwrap_or(c.limits.credit_window.max(4 * max_segment as u64))
-            .max(max_segment as u64),
+        // Four segments at least, so that granting in steps never stalls the sender.
+        window: window.unwrap_or(c.limits.credit_window.max(4 * max_segment as u64)),
         max_segment,
     };
     let credit = Some(options.window);

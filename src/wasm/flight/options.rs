@@ -30,11 +30,7 @@ export interface DoGetOptions {
   onProgress?: (progress: FlightProgress) => void;
   /** Where to read a bare ticket; an endpoint's first location is used otherwise. */
   location?: string;
-  /**
-   * Bytes the gateway may send ahead of consumption; default the gateway's window (8 MiB).
-   * A smaller value than the gateway's `maxSegmentBytes` (1 MiB) is raised to it: the
-   * gateway sends a message's app_metadata in one segment.
-   */
+  /** Bytes the gateway may send ahead of consumption; default the gateway's window (8 MiB). */
   creditWindow?: number;
 }
 /** Options of `fetchAll`. */

@@ -119,13 +119,16 @@ export function flightCases({ test, assert, quiver, env, WebSocket, ForeignWebSo
     }
   });
 
-  test('flight: a credit window below the segment size is raised to it, so batches with app_metadata arrive', async () => {
+  test('flight: a credit window too small for a batch\'s app_metadata fails the stream instead of hanging', async () => {
     const client = await connect();
     try {
       // Each batch's FlightData carries app_metadata ("m0", ...), which the gateway sends
-      // in one segment with the first IPC bytes: a 1-byte window never covered it.
-      const stream = client.doGet('meta:3', { creditWindow: 1 });
-      assert.ok(stream.creditWindow >= 1 << 16, `window ${stream.creditWindow}`);
+      // whole, with at least one IPC byte: 3 bytes of credit at once.
+      await rejectsWith(client.doGet('meta:3', { creditWindow: 2 }).readAll(), 8,
+        /needs 3 bytes of credit at once \(its app_metadata\), more than the stream's credit window of 2 bytes/);
+      // A small window that covers it still cuts the stream into small frames.
+      const stream = client.doGet('meta:3', { creditWindow: 64 });
+      assert.equal(stream.creditWindow, 64);
       const table = await stream.readAll();
       assert.equal(table.numRows, 300);
       table.free();
