@@ -4,7 +4,7 @@
 # http://127.0.0.1:$PORT/www/. Ctrl-C stops the gateway.
 #
 # Usage: [PORT=8080] [DEMO_PROFILE=release] pkg-scripts/demo.sh
-#   PORT=0 picks a free port; the gateway prints its address when it listens.
+#   PORT=0 picks a free port (and prints the page's address like any other).
 #   DEMO_PROFILE=debug runs the debug gateway that `cargo test` builds anyway (the tests
 #   use it: the release link takes minutes on two cores, and they measure nothing).
 set -euo pipefail
@@ -37,6 +37,13 @@ log "cargo build ${cargo_flags[*]} -p quiver-gateway"
 cargo build "${cargo_flags[@]}" -p quiver-gateway
 gateway="${CARGO_TARGET_DIR:-target}/$profile/quiver-gateway"
 
+if [ "$port" = 0 ]; then
+  # Chosen here rather than by the gateway, so that the page's address can be printed.
+  port=$(node -e 'const s = require("net").createServer().listen(0, "127.0.0.1", () => {
+    console.log(s.address().port);
+    s.close();
+  });')
+fi
 "$gateway" --demo --static "$root" --listen "127.0.0.1:$port" &
 child=$!
 # A background job of a script ignores Ctrl-C, so the script stops it. `|| true`: under
@@ -47,7 +54,7 @@ stop() {
   exit 0
 }
 trap stop INT TERM HUP
-[ "$port" = 0 ] || log "open http://127.0.0.1:$port/www/ (Ctrl-C stops)"
+log "open http://127.0.0.1:$port/www/ (Ctrl-C stops)"
 # The gateway's own failure (a port in use) is the script's.
 status=0
 wait "$child" || status=$?

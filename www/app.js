@@ -203,8 +203,9 @@ function showStats(run) {
   requestAnimationFrame(() => {
     statsPending = false;
     const s = run.stats ?? run.live ?? {};
-    // The worker's module, as of its latest batch.
-    const memory = run.samples.at(-1) ?? { live: 0, wasm: 0 };
+    // The worker's module, as of its latest batch; unknown before the first.
+    const memory = run.samples.at(-1);
+    const sampled = (key) => (memory ? bytes(memory[key]) : '—');
     const items = [
       ['bytes received', bytes(run.bytesReceived)],
       ['bytes pushed', bytes(s.bytesPushed ?? 0)],
@@ -215,8 +216,8 @@ function showStats(run) {
       ['frames', `${fmt(run.frames)} (mean ${bytes(run.frames ? run.bytesReceived / run.frames : 0)})`],
       ['throughput', `${fmt(run.elapsed ? run.bytesReceived / 1e6 / run.elapsed : 0, 1)} MB/s`],
       ['allocated', `${bytes(run.allocated)} (${bytes(run.batches ? run.allocated / run.batches : 0)} per batch)`],
-      ['live', bytes(memory.live)],
-      ['wasm memory', bytes(memory.wasm)],
+      ['live', sampled('live')],
+      ['wasm memory', sampled('wasm')],
       ['longest message handling', `${fmt(run.longestHandlerMs, 2)} ms`],
       ['longest task', longest(run.longestTaskMs)],
       ['longest task, panels', longest(run.longestPanelTaskMs)],

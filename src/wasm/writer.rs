@@ -128,7 +128,10 @@ impl StreamWriter {
             dictionaries: sizes.dictionaries.iter().map(|&s| s as f64).collect(),
             record_batch: sizes.record_batch as f64,
         };
-        Ok(serde_wasm_bindgen::to_value(&value)?)
+        // `schema: null` after the first write, as MessageSizes declares (`to_value` would
+        // make it undefined).
+        let serializer = serde_wasm_bindgen::Serializer::new().serialize_missing_as_null(true);
+        Ok(value.serialize(&serializer)?)
     }
 
     /// Counters of messages, batches and bytes (a new object each time).

@@ -45,13 +45,14 @@ test('the web glue decodes strings from resizable buffers (patch-glue.mjs applie
   ]);
 });
 
-test('npm pack ships both builds, their types and the README, and nothing else', () => {
+test('npm pack ships both builds, their types, the README and the license, and nothing else', () => {
   const [packed] = JSON.parse(execFileSync('npm', ['pack', '--dry-run', '--json', pkg], {
     cwd: root,
     encoding: 'utf8',
   }));
   const files = packed.files.map((f) => f.path).filter((p) => !p.includes('/snippets/')).sort();
   assert.deepEqual(files, [
+    'LICENSE',
     'README.md',
     'extras.js',
     'node/index.d.ts',

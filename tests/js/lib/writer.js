@@ -193,7 +193,9 @@ export function writerTests({ test, assert, quiver, arrow }) {
     const sizes = writer.messageSizes(first);
     assert.equal(quiver.messageSize(first), sizes.recordBatch);
     assert.ok(sizes.recordBatch > quiver.messageSize(second), 'the metadata is in the message');
-    const writes = [writer.write(first), writer.write(second), writer.finish()];
+    const writes = [writer.write(first)];
+    assert.equal(writer.messageSizes(second).schema, null, 'the schema is written already');
+    writes.push(writer.write(second), writer.finish());
     const dictionaries = sizes.dictionaries.reduce((a, b) => a + b, 0);
     assert.equal(writes[0].byteLength, sizes.schema + dictionaries + sizes.recordBatch);
     const bytes = concat(writes.map(joined));
