@@ -243,6 +243,15 @@ fn on_message(conn: &ConnRef, message: ServerMessage) {
             max_streams,
             ..
         } => {
+            // Limits change only before the first request; a frame carries a byte at least.
+            let refused = match (conn.borrow().hello.is_some(), max_segment_bytes) {
+                (false, _) => Some("a second hello".to_string()),
+                (true, 0) => Some("hello: maxSegmentBytes must be at least 1, found 0".into()),
+                _ => None,
+            };
+            if let Some(refused) = refused {
+                return protocol_error(conn, ProtocolError::BadControl(refused));
+            }
             let hello = {
                 let mut c = conn.borrow_mut();
                 c.limits = Limits {
@@ -337,6 +346,5 @@ fn on_frame(conn: &ConnRef, buffer: &ArrayBuffer) -> Result<(), ProtocolError> {
         meta_end as u32,
         (len - meta_end) as u32,
     );
-    GetState::on_frame(&get, &header, &ipc);
-    Ok(())
+    GetState::on_frame(&get, &header, &ipc)
 }

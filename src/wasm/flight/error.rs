@@ -16,6 +16,7 @@ extern "C" {
 pub(super) const CANCELLED: i32 = 1;
 pub(super) const INVALID_ARGUMENT: i32 = 3;
 pub(super) const INTERNAL: i32 = 13;
+pub(super) const DATA_LOSS: i32 = 15;
 pub(super) const UNAVAILABLE: i32 = 14;
 
 #[derive(Debug, Clone)]

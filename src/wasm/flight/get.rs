@@ -20,10 +20,11 @@ use super::super::reader::push_js;
 use super::super::schema::schema_to_js;
 use super::conn::{send, ConnRef};
 use super::deferred::Deferred;
-use super::error::{Failure, CANCELLED, INTERNAL};
+use super::error::{Failure, CANCELLED, DATA_LOSS, INTERNAL};
 use super::info::set;
 use crate::flight::control::ClientMessage;
 use crate::flight::frame::{FrameKind, Header};
+use crate::flight::ProtocolError;
 use crate::ipc::{BatchMetadata, ReadLimits, StreamDecoder};
 
 /// A decoded batch with its message's custom metadata.
@@ -50,6 +51,21 @@ struct Credit {
 }
 
 impl Credit {
+    /// Counts a frame's payload, which must fit the credit the gateway has: the window
+    /// and every grant, less what it sent. More would let a gateway fill wasm memory.
+    fn receive(&mut self, payload: u64) -> Result<(), ProtocolError> {
+        let credit = (self.window + self.returned).saturating_sub(self.received);
+        if payload > credit {
+            return Err(ProtocolError::CreditExceeded {
+                credit,
+                found: payload,
+            });
+        }
+        self.received += payload;
+        self.since_batch += payload;
+        Ok(())
+    }
+
     /// The grant owed now, if it is worth a message.
     fn owed(&mut self) -> Option<u64> {
         let consumed = self.received - self.queued;
@@ -162,22 +178,26 @@ impl GetState {
         }
     }
 
-    pub fn on_frame(state: &Rc<RefCell<Self>>, header: &Header, ipc: &Uint8Array) {
+    /// A frame of this stream; an error is the gateway's breach of the protocol.
+    pub fn on_frame(
+        state: &Rc<RefCell<Self>>,
+        header: &Header,
+        ipc: &Uint8Array,
+    ) -> Result<(), ProtocolError> {
         let progress = {
             let mut s = state.borrow_mut();
             if s.done.is_some() || s.cancelled {
-                return;
+                return Ok(());
             }
             let payload = (header.app_metadata_len + ipc.length() as usize) as u64;
-            s.credit.received += payload;
-            s.credit.since_batch += payload;
+            s.credit.receive(payload)?;
             if header.kind == FrameKind::Data {
                 s.ipc_received += ipc.length() as u64;
                 if let Err(e) = push_js(&mut s.decoder, ipc) {
                     // The gateway forwards bytes as the server wrote them: stop the call.
                     s.cancel();
                     s.end(Err(e.into()));
-                    return;
+                    return Ok(());
                 }
             }
             s.drain();
@@ -187,6 +207,7 @@ impl GetState {
         if let Some((f, progress)) = progress {
             let _ = f.call1(&JsValue::UNDEFINED, &progress);
         }
+        Ok(())
     }
 
     /// Moves decoded batches to whoever is waiting, or to the queue.
@@ -224,9 +245,22 @@ impl GetState {
             // The stream ended before the cancel reached the gateway, but the frames after
             // the cancel were dropped: the data is not whole.
             true => result.and(Err(Failure::new(CANCELLED, "cancelled by the client"))),
-            false => result.and_then(|()| s.decoder.finish().map_err(Failure::from)),
+            false => result.and_then(|()| s.complete()),
         };
         s.end(result);
+    }
+
+    /// An OK status ends a whole stream only: one that ends with its end-of-stream marker.
+    fn complete(&self) -> Result<(), Failure> {
+        self.decoder.finish()?;
+        if !self.decoder.is_ended() {
+            return Err(Failure::new(
+                DATA_LOSS,
+                "the gateway ended the stream with OK before its end-of-stream marker: \
+                 the data is incomplete",
+            ));
+        }
+        Ok(())
     }
 
     fn end(&mut self, result: Result<(), Failure>) {
