@@ -34,6 +34,8 @@ function stream() {
 
 // What the fake gateway does after its hello, by the URL path the test connects to.
 const scenarios = {
+  // Accepts the socket and never says hello.
+  silent: () => {},
   // Limits that would make a DoPut send empty frames forever.
   zeroSegment: (ws) => ws.send(JSON.stringify({ ...HELLO, maxSegmentBytes: 0 })),
   // Limits may not change once requests run on them.
@@ -87,7 +89,7 @@ before(async () => {
 });
 after(() => server.close());
 
-const connect = (scenario) => quiver.FlightClient.connect(base + scenario, { WebSocket });
+const connect = (scenario, options) => quiver.FlightClient.connect(base + scenario, { WebSocket, ...options });
 
 async function rejects(promise, code, message) {
   await assert.rejects(promise, (error) => {
@@ -96,6 +98,14 @@ async function rejects(promise, code, message) {
     return true;
   });
 }
+
+test('a gateway that never says hello: connect gives up when its signal aborts', async () => {
+  const started = performance.now();
+  await rejects(connect('silent', { signal: AbortSignal.timeout(200) }), 1, /connect was aborted before the gateway's hello/);
+  assert.ok(performance.now() - started < 5000);
+  await rejects(connect('silent', { signal: AbortSignal.abort() }), 1, /connect was aborted/);
+  await assert.rejects(connect('silent', { signal: 'soon' }), { message: /signal must be an AbortSignal/ });
+});
 
 test('hello with maxSegmentBytes 0 is refused: a DoPut would send empty frames forever', async () => {
   await rejects(connect('zeroSegment'), 13, /hello: maxSegmentBytes must be at least 1, found 0/);

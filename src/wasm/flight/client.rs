@@ -85,7 +85,9 @@ impl FlightClient {
                 constructor: o.constructor,
                 token: o.token,
             };
-            let conn = Conn::connect(params).await.map_err(|f| f.to_js())?;
+            let conn = Conn::connect(params, o.signal)
+                .await
+                .map_err(|f| f.to_js())?;
             Ok(FlightClient { conn }.into())
         })
     }

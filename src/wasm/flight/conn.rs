@@ -9,7 +9,7 @@ use std::rc::Rc;
 use js_sys::{Array, ArrayBuffer, Function, Uint8Array};
 use wasm_bindgen::prelude::*;
 use wasm_bindgen_futures::JsFuture;
-use web_sys::WebSocket;
+use web_sys::{AbortSignal, Event, WebSocket};
 
 use super::call::Call;
 use super::deferred::Deferred;
@@ -58,8 +58,9 @@ pub(super) struct Conn {
 }
 
 impl Conn {
-    /// Opens the socket and waits for `hello`; then sends the token, if any.
-    pub async fn connect(params: Params) -> Result<ConnRef, Failure> {
+    /// Opens the socket and waits for `hello` (or for `signal` to abort); then sends the
+    /// token, if any.
+    pub async fn connect(params: Params, signal: Option<AbortSignal>) -> Result<ConnRef, Failure> {
         let (hello_promise, hello) = Deferred::new();
         let conn = Rc::new(RefCell::new(Conn {
             socket: None,
@@ -98,7 +99,10 @@ impl Conn {
             )
         })?;
         conn.borrow_mut().socket = Some(socket);
-        if JsFuture::from(hello_promise).await.is_err() {
+        let watch = signal.map(|signal| ConnectAbort::watch(signal, &conn));
+        let hello = JsFuture::from(hello_promise).await;
+        drop(watch);
+        if hello.is_err() {
             return Err(conn.borrow().failed());
         }
         if let Some(token) = params.token {
@@ -197,6 +201,49 @@ fn on_event(conn: &ConnRef, event: SocketEvent) {
                 ),
             );
         }
+    }
+}
+
+/// Fails a connection still waiting for `hello` when its signal aborts; stops watching
+/// when dropped.
+struct ConnectAbort {
+    signal: AbortSignal,
+    listener: Closure<dyn FnMut(Event)>,
+}
+
+impl ConnectAbort {
+    fn watch(signal: AbortSignal, conn: &ConnRef) -> Self {
+        let weak = Rc::downgrade(conn);
+        let listener = Closure::<dyn FnMut(Event)>::new(move |_| {
+            if let Some(conn) = weak.upgrade() {
+                abort_connect(&conn);
+            }
+        });
+        if signal.aborted() {
+            abort_connect(conn);
+        } else {
+            let _ =
+                signal.add_event_listener_with_callback("abort", listener.as_ref().unchecked_ref());
+        }
+        ConnectAbort { signal, listener }
+    }
+}
+
+impl Drop for ConnectAbort {
+    fn drop(&mut self) {
+        let _ = self
+            .signal
+            .remove_event_listener_with_callback("abort", self.listener.as_ref().unchecked_ref());
+    }
+}
+
+fn abort_connect(conn: &ConnRef) {
+    fail_all(
+        conn,
+        Failure::new(CANCELLED, "connect was aborted before the gateway's hello"),
+    );
+    if let Some(socket) = &conn.borrow().socket {
+        let _ = socket.ws().close();
     }
 }
 

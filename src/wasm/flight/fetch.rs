@@ -52,7 +52,11 @@ pub(super) async fn fetch_all(
     let mut conns = vec![conn.clone()];
     let wanted = sockets.min(workers);
     while conns.len() < wanted {
-        conns.push(Conn::connect(params.clone()).await.map_err(|f| f.to_js())?);
+        conns.push(
+            Conn::connect(params.clone(), options.signal.clone())
+                .await
+                .map_err(|f| f.to_js())?,
+        );
     }
     let work = Rc::new(Work {
         endpoints,

@@ -21,6 +21,12 @@ export interface ConnectOptions {
    * pass `(await import('ws')).WebSocket`.
    */
   WebSocket?: new (url: string, protocols: string[]) => WebSocket;
+  /**
+   * Aborting gives up on a connection still waiting for the gateway's `hello`, which
+   * otherwise waits as long as the socket stays open; e.g. `AbortSignal.timeout(10_000)`.
+   * Once connected, the signal is not watched.
+   */
+  signal?: AbortSignal;
 }
 /** Options of `doGet`. */
 export interface DoGetOptions {
@@ -92,6 +98,7 @@ pub(super) struct Connect {
     pub token: Option<String>,
     pub protocols: Array,
     pub constructor: Option<Function>,
+    pub signal: Option<AbortSignal>,
 }
 
 pub(super) fn connect_options(options: &JsValue) -> WasmResult<Connect> {
@@ -115,6 +122,7 @@ pub(super) fn connect_options(options: &JsValue) -> WasmResult<Connect> {
         token,
         protocols,
         constructor,
+        signal: typed(options, "signal", "an AbortSignal")?,
     })
 }
 

@@ -51,7 +51,7 @@ import {
 } from 'quiver-arrow';
 
 export async function flight(url: string, table: Table): Promise<number> {
-  const client = await FlightClient.connect(url, { token: 't', protocols: [] });
+  const client = await FlightClient.connect(url, { token: 't', protocols: [], signal: AbortSignal.timeout(10_000) });
   const flights: FlightInfo[] = await client.listFlights();
   const info: FlightInfo = await client.getFlightInfo({ path: ['a'] });
   await client.getFlightInfo({ cmd: new Uint8Array([1]) });
