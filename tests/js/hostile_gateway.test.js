@@ -36,6 +36,8 @@ function stream() {
 const scenarios = {
   // Accepts the socket and never says hello.
   silent: () => {},
+  // A protocol this client does not speak.
+  version2: (ws) => ws.send(JSON.stringify({ ...HELLO, version: 2 })),
   // Limits that would make a DoPut send empty frames forever.
   zeroSegment: (ws) => ws.send(JSON.stringify({ ...HELLO, maxSegmentBytes: 0 })),
   // Limits may not change once requests run on them.
@@ -105,6 +107,10 @@ test('a gateway that never says hello: connect gives up when its signal aborts',
   assert.ok(performance.now() - started < 5000);
   await rejects(connect('silent', { signal: AbortSignal.abort() }), 1, /connect was aborted/);
   await assert.rejects(connect('silent', { signal: 'soon' }), { message: /signal must be an AbortSignal/ });
+});
+
+test('a hello of another protocol version is refused', async () => {
+  await rejects(connect('version2'), 13, /this client speaks protocol version 1, the gateway 2/);
 });
 
 test('hello with maxSegmentBytes 0 is refused: a DoPut would send empty frames forever', async () => {

@@ -19,7 +19,7 @@ use super::put::PutState;
 use super::socket::{Socket, SocketEvent};
 use crate::flight::control::{ClientMessage, ServerMessage};
 use crate::flight::frame::{Header, HEADER_LEN};
-use crate::flight::{ProtocolError, DEFAULT_MAX_SEGMENT_BYTES};
+use crate::flight::{ProtocolError, DEFAULT_MAX_SEGMENT_BYTES, VERSION};
 
 pub(super) type ConnRef = Rc<RefCell<Conn>>;
 
@@ -285,16 +285,22 @@ fn on_message(conn: &ConnRef, message: ServerMessage) {
     use ServerMessage as M;
     match message {
         M::Hello {
+            version,
             max_segment_bytes,
             credit_window,
             max_streams,
             ..
         } => {
             // Limits change only before the first request; a frame carries a byte at least.
-            let refused = match (conn.borrow().hello.is_some(), max_segment_bytes) {
-                (false, _) => Some("a second hello".to_string()),
-                (true, 0) => Some("hello: maxSegmentBytes must be at least 1, found 0".into()),
-                _ => None,
+            let refused = match (conn.borrow().hello.is_some(), version, max_segment_bytes) {
+                (false, ..) => Some("a second hello".to_string()),
+                (true, VERSION, 0) => {
+                    Some("hello: maxSegmentBytes must be at least 1, found 0".into())
+                }
+                (true, VERSION, _) => None,
+                (true, other, _) => Some(format!(
+                    "hello: this client speaks protocol version {VERSION}, the gateway {other}"
+                )),
             };
             if let Some(refused) = refused {
                 return protocol_error(conn, ProtocolError::BadControl(refused));
