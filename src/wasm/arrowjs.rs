@@ -5,6 +5,14 @@ use wasm_bindgen::prelude::*;
 
 use super::batch::{call_on_batch_or_table, options_value, ToArrowJSOptionsJs};
 
+#[wasm_bindgen(typescript_custom_section)]
+const TO_ARROW_JS_TS: &str = r#"
+/** A Quiver `Table` as an apache-arrow JS `Table` (see the declaration for either below). */
+export function toArrowJS(source: Table, arrow: typeof import('apache-arrow'), options?: ToArrowJSOptions | null): import('apache-arrow').Table;
+/** A Quiver `RecordBatch` as an apache-arrow JS `RecordBatch` (see the declaration for either below). */
+export function toArrowJS(source: RecordBatch, arrow: typeof import('apache-arrow'), options?: ToArrowJSOptions | null): import('apache-arrow').RecordBatch;
+"#;
+
 /// A Quiver `RecordBatch` or `Table` as an apache-arrow JS `RecordBatch` or `Table`,
 /// built with the `arrow` module you pass (Quiver bundles none).
 ///
@@ -22,14 +30,6 @@ use super::batch::{call_on_batch_or_table, options_value, ToArrowJSOptionsJs};
 /// const arrowTable = toArrowJS(table, arrow);
 /// console.log(arrowTable.getChild("price").get(0));
 /// ```
-#[wasm_bindgen(typescript_custom_section)]
-const TO_ARROW_JS_TS: &str = r#"
-/** A Quiver `Table` as an apache-arrow JS `Table` (see the declaration for either below). */
-export function toArrowJS(source: Table, arrow: typeof import('apache-arrow'), options?: ToArrowJSOptions | null): import('apache-arrow').Table;
-/** A Quiver `RecordBatch` as an apache-arrow JS `RecordBatch` (see the declaration for either below). */
-export function toArrowJS(source: RecordBatch, arrow: typeof import('apache-arrow'), options?: ToArrowJSOptions | null): import('apache-arrow').RecordBatch;
-"#;
-
 #[wasm_bindgen(
     js_name = toArrowJS,
     unchecked_return_type = "import('apache-arrow').RecordBatch | import('apache-arrow').Table"

@@ -84,6 +84,14 @@ pub fn import_stats() -> JsValue {
     serde_wasm_bindgen::to_value(&stats).unwrap_or(JsValue::UNDEFINED)
 }
 
+#[wasm_bindgen(typescript_custom_section)]
+const FROM_ARROW_JS_TS: &str = r#"
+/** An apache-arrow JS `Table` as a Quiver `Table` (see the declaration for either below). */
+export function fromArrowJS(value: import('apache-arrow').Table): Table;
+/** An apache-arrow JS `RecordBatch` as a Quiver `RecordBatch` (see the declaration for either below). */
+export function fromArrowJS(value: import('apache-arrow').RecordBatch): RecordBatch;
+"#;
+
 /// An apache-arrow JS `RecordBatch` or `Table` as a Quiver `RecordBatch` or `Table`, which
 /// `StreamWriter` and `tableToIPC` can write. Each Arrow JS buffer is copied once, straight
 /// into its own exactly-sized buffer in wasm memory (counted by `importStats()`), and
@@ -96,14 +104,6 @@ pub fn import_stats() -> JsValue {
 /// using table = fromArrowJS(tableFromArrays({ id: Int32Array.from([1, 2]), name: ["a", "b"] }));
 /// const bytes = tableToIPC(table);
 /// ```
-#[wasm_bindgen(typescript_custom_section)]
-const FROM_ARROW_JS_TS: &str = r#"
-/** An apache-arrow JS `Table` as a Quiver `Table` (see the declaration for either below). */
-export function fromArrowJS(value: import('apache-arrow').Table): Table;
-/** An apache-arrow JS `RecordBatch` as a Quiver `RecordBatch` (see the declaration for either below). */
-export function fromArrowJS(value: import('apache-arrow').RecordBatch): RecordBatch;
-"#;
-
 #[wasm_bindgen(
     js_name = fromArrowJS,
     unchecked_return_type = "RecordBatch | Table"

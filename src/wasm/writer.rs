@@ -211,11 +211,6 @@ fn stream_bytes<'a>(
     batches: impl IntoIterator<Item = (&'a arrow_array::RecordBatch, &'a BatchMetadata)>,
     options: Option<WriterOptionsJs>,
 ) -> WasmResult<Uint8Array> {
-    let mut encoder = StreamEncoder::try_new(schema, write_options(options)?)?;
-    let mut all = crate::ipc::Chunks::default();
-    for (batch, metadata) in batches {
-        all.append(encoder.write_with_metadata(batch, metadata)?);
-    }
-    all.append(encoder.finish()?);
-    Ok(Chunks::new(all).to_uint8_array())
+    let chunks = writer::write_stream_with_metadata(schema, batches, &write_options(options)?)?;
+    Ok(Chunks::new(chunks).to_uint8_array())
 }

@@ -267,10 +267,20 @@ pub fn write_stream(
     batches: &[RecordBatch],
     options: &WriteOptions,
 ) -> Result<Chunks> {
+    let none = BatchMetadata::new();
+    write_stream_with_metadata(schema, batches.iter().map(|b| (b, &none)), options)
+}
+
+/// [`write_stream`], each batch with its message's custom metadata.
+pub fn write_stream_with_metadata<'a>(
+    schema: SchemaRef,
+    batches: impl IntoIterator<Item = (&'a RecordBatch, &'a BatchMetadata)>,
+    options: &WriteOptions,
+) -> Result<Chunks> {
     let mut encoder = StreamEncoder::try_new(schema, *options)?;
     let mut all = Chunks::default();
-    for batch in batches {
-        all.append(encoder.write(batch)?);
+    for (batch, metadata) in batches {
+        all.append(encoder.write_with_metadata(batch, metadata)?);
     }
     all.append(encoder.finish()?);
     Ok(all)
