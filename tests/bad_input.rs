@@ -370,6 +370,30 @@ fn a_failed_reader_stays_failed_with_the_first_error() {
 }
 
 #[test]
+fn a_body_still_arriving_is_reported_and_freed_when_the_stream_is_abandoned() {
+    let bytes = stream();
+    let batch = schema_message_len(&bytes);
+    let metadata_len = i32::from_le_bytes(bytes[batch + 4..batch + 8].try_into().unwrap());
+    let body_start = batch + 8 + metadata_len as usize;
+    let body_len = bytes.len() - 8 - body_start;
+
+    let mut decoder = StreamDecoder::new(ReadLimits::default());
+    decoder.push(&bytes[..body_start]).unwrap();
+    assert_eq!(decoder.body_in_progress(), body_len);
+    decoder.push(&bytes[body_start..body_start + 1]).unwrap();
+    assert_eq!(decoder.body_in_progress(), body_len);
+    decoder.abandon("gone");
+    assert_eq!(decoder.body_in_progress(), 0);
+    assert_eq!(
+        decoder
+            .push(&bytes[body_start + 1..])
+            .unwrap_err()
+            .to_string(),
+        "the reader failed earlier and cannot continue: gone"
+    );
+}
+
+#[test]
 fn body_larger_than_the_limit_is_refused_before_allocating() {
     // A record batch that declares a 1 TiB body: refused when its metadata arrives.
     let huge = message_declaring(

@@ -32,6 +32,31 @@ function stream() {
   return { bytes, schema: bytes.subarray(0, schemaEnd) };
 }
 
+const DECLARED_BODY = 200 << 20;
+
+/**
+ * The schema, then the header of a record batch message whose metadata declares a
+ * DECLARED_BODY-byte body: the decoder allocates that much as the header arrives.
+ */
+function hugeBodyHeader() {
+  const { bytes, schema } = stream();
+  const batchStart = schema.length;
+  const metadataLength = new DataView(bytes.buffer, bytes.byteOffset).getInt32(batchStart + 4, true);
+  const header = bytes.slice(batchStart, batchStart + 8 + metadataLength);
+  const bodyLength = bytes.length - EOS_LENGTH - header.length - batchStart;
+  // bodyLength is an int64 in the flatbuffer (so is the one buffer's length, the same).
+  const view = new DataView(header.buffer);
+  let patched = 0;
+  for (let at = 8; at + 8 <= header.length; at += 4) {
+    if (view.getBigInt64(at, true) === BigInt(bodyLength)) {
+      view.setBigInt64(at, BigInt(DECLARED_BODY), true);
+      patched++;
+    }
+  }
+  assert.ok(patched > 0, 'found the declared body length in the metadata');
+  return { schema, header };
+}
+
 // What the fake gateway does after its hello, by the URL path the test connects to.
 const scenarios = {
   // Accepts the socket and never says hello.
@@ -64,6 +89,17 @@ const scenarios = {
       const { bytes } = stream();
       ws.send(dataFrame(id, bytes.subarray(0, bytes.length - EOS_LENGTH)));
       ws.send(ok(id));
+    });
+  },
+  // To every DoGet, a schema and a message that declares a huge body it never sends.
+  hugeBodies: (ws) => {
+    ws.send(JSON.stringify(HELLO));
+    const { schema, header } = hugeBodyHeader();
+    ws.on('message', (text) => {
+      const { type, stream: id } = JSON.parse(text);
+      if (type !== 'doGet') return;
+      ws.send(dataFrame(id, schema));
+      ws.send(dataFrame(id, header));
     });
   },
   // A whole stream: the control case.
@@ -134,6 +170,33 @@ test('OK before the end-of-stream marker is data loss, not a whole stream', asyn
   const client = await connect('noEndOfStream');
   await rejects(client.doGet('t').readAll(), 15, /before its end-of-stream marker: the data is incomplete/);
   client.close();
+});
+
+test('the crafted header declares its huge body', () => {
+  const { schema, header } = hugeBodyHeader();
+  const reader = new quiver.StreamReader();
+  reader.push(schema);
+  reader.push(header);
+  assert.throws(() => reader.finish(), new RegExp(`message body.*${DECLARED_BODY}`));
+  reader.free();
+});
+
+test('bodies declared and never sent are held to a budget shared by all DoGets, and freed', async () => {
+  const live = () => quiver.memoryStats().liveBytes;
+  const before = live();
+  for (let round = 0; round < 2; round++) {
+    const client = await connect('hugeBodies');
+    // Five bodies of 200 MiB fit the 1 GiB budget; they wait for bytes that never come.
+    const waiting = Array.from({ length: 5 }, () => client.doGet('t').next().catch((e) => e));
+    // The sixth would bring it to 1200 MiB: its stream fails, and frees its body.
+    await rejects(client.doGet('t').next(), 8,
+      /declares a 209715200-byte body, which brings the bodies still arriving on this module's open DoGets to 1258291200 bytes, over their limit of 1073741824/);
+    assert.ok(live() - before >= 5 * DECLARED_BODY, 'the five waiting streams hold their bodies');
+    // Closing ends the five (the second round shows their share of the budget came back).
+    client.close();
+    for (const error of await Promise.all(waiting)) assert.match(error.message, /CANCELLED: the client closed the connection/);
+    assert.ok(live() - before < DECLARED_BODY, `freed: ${live() - before} bytes still live`);
+  }
 });
 
 test('a gateway that keeps the protocol still reads, and the module still works', async () => {

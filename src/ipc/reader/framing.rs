@@ -118,6 +118,14 @@ impl Framer {
         }
     }
 
+    /// Bytes allocated for the body of the message still arriving; 0 between messages.
+    pub fn body_in_progress(&self) -> usize {
+        match &self.stage {
+            Stage::Body { len, .. } => *len,
+            _ => 0,
+        }
+    }
+
     /// What the stream still owes if it ends now, or `None` at a message boundary.
     pub fn incomplete(&self) -> Option<(&'static str, usize, usize)> {
         match &self.stage {

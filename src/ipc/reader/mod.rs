@@ -145,6 +145,19 @@ impl StreamDecoder {
         self.framer.is_ended()
     }
 
+    /// Bytes allocated for the body of the message still arriving: up to
+    /// `maxMessageBytes`, as the message declares, before its bytes arrive.
+    pub fn body_in_progress(&self) -> usize {
+        self.framer.body_in_progress()
+    }
+
+    /// Ends a stream that will get no more bytes, freeing the message still arriving;
+    /// later calls fail with `reason`, unless the decoder had already failed.
+    pub fn abandon(&mut self, reason: &str) {
+        self.framer = Framer::new(self.limits);
+        self.failure.get_or_insert_with(|| reason.to_owned());
+    }
+
     /// Checks that the stream ended cleanly: not inside a message, and after a schema.
     pub fn finish(&self) -> Result<()> {
         self.check_healthy()?;
@@ -168,8 +181,9 @@ impl StreamDecoder {
         }
     }
 
+    /// Poisons the decoder; what it held of a message is freed, as nothing will complete it.
     fn fail(&mut self, error: QuiverError) -> Result<()> {
-        self.failure = Some(error.to_string());
+        self.abandon(&error.to_string());
         Err(error)
     }
 

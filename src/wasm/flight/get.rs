@@ -20,8 +20,9 @@ use super::super::reader::push_js;
 use super::super::schema::schema_to_js;
 use super::conn::{send, ConnRef};
 use super::deferred::Deferred;
-use super::error::{Failure, CANCELLED, DATA_LOSS, INTERNAL};
+use super::error::{Failure, CANCELLED, DATA_LOSS, INTERNAL, RESOURCE_EXHAUSTED};
 use super::info::set;
+use super::reserve::{BodyReservation, MAX_PENDING_BODY_BYTES};
 use crate::flight::control::ClientMessage;
 use crate::flight::frame::{FrameKind, Header};
 use crate::flight::ProtocolError;
@@ -87,6 +88,8 @@ pub(super) struct GetState {
     /// client or the stream (`client.doGet(t).readAll()`); dropped at the end.
     conn: Option<ConnRef>,
     decoder: StreamDecoder,
+    /// The body the decoder has allocated for the message still arriving.
+    reservation: BodyReservation,
     credit: Credit,
     ipc_received: u64,
     rows: u64,
@@ -119,6 +122,7 @@ impl GetState {
             conn,
             ws,
             decoder: StreamDecoder::new(ReadLimits::default()),
+            reservation: BodyReservation::default(),
             credit: Credit {
                 window,
                 step: (window / 4).max(options.max_segment as u64).min(window),
@@ -199,6 +203,19 @@ impl GetState {
                     s.end(Err(e.into()));
                     return Ok(());
                 }
+                let body = s.decoder.body_in_progress() as u64;
+                if let Err(total) = s.reservation.hold(body) {
+                    s.cancel();
+                    s.end(Err(Failure::new(
+                        RESOURCE_EXHAUSTED,
+                        format!(
+                            "a message declares a {body}-byte body, which brings the bodies \
+                             still arriving on this module's open DoGets to {total} bytes, over \
+                             their limit of {MAX_PENDING_BODY_BYTES}"
+                        ),
+                    )));
+                    return Ok(());
+                }
             }
             s.drain();
             s.grant();
@@ -268,6 +285,10 @@ impl GetState {
             return;
         }
         self.conn = None;
+        if self.decoder.body_in_progress() > 0 {
+            self.decoder.abandon("the stream ended inside a message");
+        }
+        let _ = self.reservation.hold(0);
         if let Some((signal, listener)) = self.abort.take() {
             let _ = signal
                 .remove_event_listener_with_callback("abort", listener.as_ref().unchecked_ref());

@@ -5,6 +5,7 @@
 //! - `socket`: a WebSocket owning its listeners; `conn`: one connection and its streams;
 //! - `call`, `get`, `put`: the three kinds of stream; `open`: starting them;
 //! - `fetch`: `fetchAll`; `client`: the exported `FlightClient`;
+//! - `reserve`: the memory budget DoGets share for message bodies still arriving;
 //! - `info`, `options`, `error`, `deferred`: conversions and plumbing.
 
 mod call;
@@ -18,6 +19,7 @@ mod info;
 mod open;
 mod options;
 mod put;
+mod reserve;
 mod socket;
 
 pub use client::FlightClient;

@@ -1,0 +1,40 @@
+//! The budget every DoGet shares: bytes its decoder has allocated for a message body that
+//! is still arriving. A message declares its body's size, and the decoder allocates that
+//! much (up to `maxMessageBytes`) as soon as the header is in. Unchecked, a gateway could
+//! make each open stream hold 256 MiB that it never fills, until wasm memory ran out and
+//! some later allocation trapped the module.
+
+use std::cell::Cell;
+
+/// What the open DoGets of this module may hold together for bodies still arriving.
+pub(super) const MAX_PENDING_BODY_BYTES: u64 = 1 << 30;
+
+thread_local! {
+    static PENDING: Cell<u64> = const { Cell::new(0) };
+}
+
+/// One stream's share of the budget, returned when it is dropped.
+#[derive(Default)]
+pub(super) struct BodyReservation {
+    held: u64,
+}
+
+impl BodyReservation {
+    /// Records that the stream now holds `bytes`. Over the budget, returns what every
+    /// stream holds together; the caller must then free its share.
+    pub fn hold(&mut self, bytes: u64) -> Result<(), u64> {
+        let total = PENDING.get() - self.held + bytes;
+        PENDING.set(total);
+        self.held = bytes;
+        if total > MAX_PENDING_BODY_BYTES {
+            return Err(total);
+        }
+        Ok(())
+    }
+}
+
+impl Drop for BodyReservation {
+    fn drop(&mut self) {
+        PENDING.set(PENDING.get() - self.held);
+    }
+}
