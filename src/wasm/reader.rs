@@ -44,7 +44,7 @@ const READER_STATS_TS: &str = r#"
 export interface ReaderStats {
   /** Bytes handed to `push`. */
   bytesPushed: number;
-  /** Bytes the reader copied: each pushed byte once, plus realigned or stored-uncompressed buffers. */
+  /** Bytes the reader copied: each pushed byte once, plus realigned or stored-uncompressed buffers, and (with ruzstd, the default ZSTD backend) ZSTD output copied out of its window. */
   bytesCopied: number;
   /** Complete messages read. */
   messages: number;

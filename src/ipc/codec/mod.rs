@@ -79,13 +79,15 @@ impl Codecs {
 
     /// Decompresses `input` into exactly `output.len()` bytes. Output that would be shorter
     /// or longer than declared is an error, and nothing beyond `output` is ever allocated
-    /// for the data (ruzstd's window is bounded by its 100 MB default).
+    /// for the data (ruzstd's window is bounded by its 100 MB default). Returns the bytes
+    /// the codec copied on the way: ruzstd decodes into its window and copies the output
+    /// out of it; LZ4 and C zstd write straight into `output`.
     pub fn decompress(
         &mut self,
         codec: Compression,
         input: &[u8],
         output: &mut [u8],
-    ) -> Result<()> {
+    ) -> Result<usize> {
         let written = match codec {
             Compression::Lz4Frame => lz4::decompress(input, output),
             Compression::Zstd => self.zstd.decompress(input, output),
@@ -103,7 +105,8 @@ impl Codecs {
                 ),
             });
         }
-        Ok(())
+        let copied = codec == Compression::Zstd && Zstd::COPIES_OUT_OF_WINDOW;
+        Ok(if copied { written } else { 0 })
     }
 
     /// Appends the compressed form of `input` to `output`, as one LZ4 or ZSTD frame.

@@ -10,6 +10,10 @@ use ruzstd::encoding::{CompressionLevel, FrameCompressor, MatchGeneratorDriver};
 
 /// A ZSTD codec that keeps its state between buffers.
 pub trait ZstdBackend: Default {
+    /// Whether the backend decodes into a window of its own and then copies the output out:
+    /// a second copy of every decompressed byte, which the reader counts.
+    const COPIES_OUT_OF_WINDOW: bool;
+
     /// Decompresses `input` into `output`, never writing past it; returns the bytes written.
     /// A frame that expands beyond `output` is an error, not a reallocation.
     fn decompress(&mut self, input: &[u8], output: &mut [u8]) -> Result<usize, String>;
@@ -38,6 +42,8 @@ pub struct Ruzstd {
 type Compressor = FrameCompressor<Cursor<Buffer>, Vec<u8>, MatchGeneratorDriver>;
 
 impl ZstdBackend for Ruzstd {
+    const COPIES_OUT_OF_WINDOW: bool = true;
+
     fn decompress(&mut self, input: &[u8], output: &mut [u8]) -> Result<usize, String> {
         // decode_all fails with TargetTooSmall rather than grow `output`; its window is
         // bounded by ruzstd's 100 MB default.
@@ -71,6 +77,8 @@ pub struct CZstd {
 
 #[cfg(feature = "zstd-c")]
 impl ZstdBackend for CZstd {
+    const COPIES_OUT_OF_WINDOW: bool = false;
+
     fn decompress(&mut self, input: &[u8], output: &mut [u8]) -> Result<usize, String> {
         let decoder = match &mut self.decoder {
             Some(decoder) => decoder,

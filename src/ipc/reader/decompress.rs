@@ -35,7 +35,8 @@ pub(crate) struct Decompressor {
 pub(crate) struct Plain<'a> {
     metadata: &'a [u8],
     pub body: Buffer,
-    /// Bytes stored uncompressed (length -1) that had to be copied into the new body.
+    /// Bytes copied on the way to the new body: buffers stored uncompressed (length -1),
+    /// and what the codec copied while decompressing (`Codecs::decompress`).
     pub bytes_copied: u64,
 }
 
@@ -79,7 +80,9 @@ impl Decompressor {
         for slot in &slots {
             let target = &mut out.as_slice_mut()[slot.offset..slot.offset + slot.len];
             match slot.codec {
-                Some(codec) => self.codecs.decompress(codec, slot.source, target)?,
+                Some(codec) => {
+                    bytes_copied += self.codecs.decompress(codec, slot.source, target)? as u64;
+                }
                 None => {
                     target.copy_from_slice(slot.source);
                     bytes_copied += slot.len as u64;

@@ -211,7 +211,7 @@ impl GetState {
                         format!(
                             "a message declares a {body}-byte body, which brings the bodies \
                              still arriving on this module's open DoGets to {total} bytes, over \
-                             their limit of {MAX_PENDING_BODY_BYTES}"
+                             their limit of {MAX_PENDING_BODY_BYTES} bytes"
                         ),
                     )));
                     return Ok(());

@@ -68,9 +68,11 @@ export function flightCases({ test, assert, quiver, env, WebSocket, ForeignWebSo
         assert.equal(batches.length, 5);
         const stats = stream.stats;
         assert.equal(stats.bytesPushed, stats.ipcBytesReceived);
-        // Every received IPC byte was copied exactly once, into its place (decompression
-        // writes new buffers; it copies nothing).
-        assert.equal(stats.bytesCopied, stats.ipcBytesReceived);
+        // Every received IPC byte was copied exactly once, into its place. LZ4 decodes
+        // into the new buffers; ruzstd decodes into its window and copies out of it, which
+        // counts too (tests/writer.rs checks the exact figure natively).
+        if (compression === 'zstd') assert.ok(stats.bytesCopied > stats.ipcBytesReceived);
+        else assert.equal(stats.bytesCopied, stats.ipcBytesReceived);
         batches.forEach((b) => b.free());
         const table = await client.doGet(DATA, { location }).readAll();
         assertSameRows(table, await reference(client, DATA));
