@@ -355,6 +355,10 @@ fn bytes_after_the_end_marker_are_refused() {
         error_of(&bytes),
         "invalid IPC stream: expected no bytes after the end-of-stream marker, found 3"
     );
+    // The marker was read all the same.
+    let mut decoder = StreamDecoder::new(ReadLimits::default());
+    assert!(decoder.push(&bytes).is_err());
+    assert!(decoder.is_ended());
 }
 
 #[test]

@@ -154,7 +154,11 @@ impl StreamDecoder {
     /// Ends a stream that will get no more bytes, freeing the message still arriving;
     /// later calls fail with `reason`, unless the decoder had already failed.
     pub fn abandon(&mut self, reason: &str) {
-        self.framer = Framer::new(self.limits);
+        // A stream whose end-of-stream marker was read holds no partial message, and
+        // still reports that it ended.
+        if !self.framer.is_ended() {
+            self.framer = Framer::new(self.limits);
+        }
         self.failure.get_or_insert_with(|| reason.to_owned());
     }
 
