@@ -320,6 +320,25 @@ fn the_reader_counts_the_copies_its_codecs_make() {
 }
 
 #[test]
+fn the_writer_counts_the_copies_its_codecs_make() {
+    // One 80,000-byte buffer of zeros: its frame is tiny, so what is staged is mostly
+    // the input, when the codec copies it into a buffer of its own before compressing.
+    let zeros: ArrayRef = Arc::new(Int64Array::from(vec![0; 10_000]));
+    let batch = RecordBatch::try_from_iter([("x", zeros)]).unwrap();
+    for codec in [Compression::Lz4Frame, Compression::Zstd] {
+        let mut encoder = StreamEncoder::try_new(batch.schema(), options(Some(codec))).unwrap();
+        encoder.write(&batch).unwrap();
+        let extra = encoder.stats().extra_bytes_copied;
+        let stages_input = codec == Compression::Lz4Frame || !cfg!(feature = "zstd-c");
+        let input = if stages_input { 80_000 } else { 0 };
+        assert!(
+            (input..input + 1_000).contains(&extra),
+            "{codec:?}: {extra} extra bytes copied, expected {input} and a small frame"
+        );
+    }
+}
+
+#[test]
 fn empty_stream_has_schema_and_end() {
     let schema = mixed_batch(3, 0).schema();
     let mut encoder = StreamEncoder::try_new(schema.clone(), WriteOptions::default()).unwrap();

@@ -67,7 +67,8 @@ export interface WriterStats {
   bytesWritten: number;
   /**
    * Bytes copied beyond writing each output byte once: compressed buffers staged before
-   * their chunk is sized, and `chunkSizing: 'fixed'` copies. 0 when uncompressed.
+   * their chunk is sized, input the codec copies into its own buffer first (LZ4, and ZSTD
+   * through ruzstd), and `chunkSizing: 'fixed'` copies. 0 when uncompressed.
    */
   extraBytesCopied: number;
 }

@@ -110,7 +110,23 @@ impl Codecs {
     }
 
     /// Appends the compressed form of `input` to `output`, as one LZ4 or ZSTD frame.
+    /// Returns the bytes the codec copied on the way: lz4_flex's frame encoder and ruzstd
+    /// copy the input into a buffer of their own first; C zstd reads it where it is.
     pub fn compress(
+        &mut self,
+        codec: Compression,
+        input: &Buffer,
+        output: &mut Vec<u8>,
+    ) -> Result<usize> {
+        let staged = match codec {
+            Compression::Lz4Frame => true,
+            Compression::Zstd => Zstd::STAGES_INPUT,
+        };
+        self.compress_frame(codec, input, output)?;
+        Ok(if staged { input.len() } else { 0 })
+    }
+
+    fn compress_frame(
         &mut self,
         codec: Compression,
         input: &Buffer,

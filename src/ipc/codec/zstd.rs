@@ -14,6 +14,10 @@ pub trait ZstdBackend: Default {
     /// a second copy of every decompressed byte, which the reader counts.
     const COPIES_OUT_OF_WINDOW: bool;
 
+    /// Whether the backend copies the input into a buffer of its own before compressing
+    /// it, which the writer counts.
+    const STAGES_INPUT: bool;
+
     /// Decompresses `input` into `output`, never writing past it; returns the bytes written.
     /// A frame that expands beyond `output` is an error, not a reallocation.
     fn decompress(&mut self, input: &[u8], output: &mut [u8]) -> Result<usize, String>;
@@ -43,6 +47,7 @@ type Compressor = FrameCompressor<Cursor<Buffer>, Vec<u8>, MatchGeneratorDriver>
 
 impl ZstdBackend for Ruzstd {
     const COPIES_OUT_OF_WINDOW: bool = true;
+    const STAGES_INPUT: bool = true;
 
     fn decompress(&mut self, input: &[u8], output: &mut [u8]) -> Result<usize, String> {
         // decode_all fails with TargetTooSmall rather than grow `output`; its window is
@@ -78,6 +83,7 @@ pub struct CZstd {
 #[cfg(feature = "zstd-c")]
 impl ZstdBackend for CZstd {
     const COPIES_OUT_OF_WINDOW: bool = false;
+    const STAGES_INPUT: bool = false;
 
     fn decompress(&mut self, input: &[u8], output: &mut [u8]) -> Result<usize, String> {
         let decoder = match &mut self.decoder {

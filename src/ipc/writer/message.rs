@@ -45,7 +45,8 @@ pub(crate) struct MessageEncoder {
     /// A transformed part, materialized to be compressed.
     scratch: Vec<u8>,
     buffers: Vec<arrow_ipc::Buffer>,
-    /// Bytes copied beyond writing each output byte once (compression staging).
+    /// Bytes copied beyond writing each output byte once (compression staging, in the
+    /// codec and here).
     pub(crate) extra_copied: u64,
 }
 
@@ -249,7 +250,7 @@ impl MessageEncoder {
                 }
             };
             self.packed.extend_from_slice(&(len as i64).to_le_bytes());
-            self.codecs.compress(codec, &input, &mut self.packed)?;
+            self.extra_copied += self.codecs.compress(codec, &input, &mut self.packed)? as u64;
             if self.packed.len() - start - PREFIX >= len {
                 self.packed.truncate(start);
                 self.packed.extend_from_slice(&(-1i64).to_le_bytes());

@@ -59,8 +59,8 @@ pub struct WriteStats {
     /// Bytes handed out in chunks.
     pub bytes_written: u64,
     /// Bytes copied beyond writing each output byte once: compressed buffers staged before
-    /// their chunk is sized, and the fixed-chunk mode's shrink copies. 0 for an
-    /// uncompressed, right-sized stream.
+    /// their chunk is sized, input the codec copies into its own buffer (LZ4, ruzstd), and
+    /// the fixed-chunk mode's shrink copies. 0 for an uncompressed, right-sized stream.
     pub extra_bytes_copied: u64,
 }
 
