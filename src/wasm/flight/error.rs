@@ -17,8 +17,8 @@ pub(super) const CANCELLED: i32 = 1;
 pub(super) const INVALID_ARGUMENT: i32 = 3;
 pub(super) const RESOURCE_EXHAUSTED: i32 = 8;
 pub(super) const INTERNAL: i32 = 13;
-pub(super) const DATA_LOSS: i32 = 15;
 pub(super) const UNAVAILABLE: i32 = 14;
+pub(super) const DATA_LOSS: i32 = 15;
 
 #[derive(Debug, Clone)]
 pub(super) struct Failure {

@@ -197,23 +197,10 @@ impl GetState {
             s.credit.receive(payload)?;
             if header.kind == FrameKind::Data {
                 s.ipc_received += ipc.length() as u64;
-                if let Err(e) = push_js(&mut s.decoder, ipc) {
+                if let Err(failure) = s.push(ipc) {
                     // The gateway forwards bytes as the server wrote them: stop the call.
                     s.cancel();
-                    s.end(Err(e.into()));
-                    return Ok(());
-                }
-                let body = s.decoder.body_in_progress() as u64;
-                if let Err(total) = s.reservation.hold(body) {
-                    s.cancel();
-                    s.end(Err(Failure::new(
-                        RESOURCE_EXHAUSTED,
-                        format!(
-                            "a message declares a {body}-byte body, which brings the bodies \
-                             still arriving on this module's open DoGets to {total} bytes, over \
-                             their limit of {MAX_PENDING_BODY_BYTES} bytes"
-                        ),
-                    )));
+                    s.end(Err(failure));
                     return Ok(());
                 }
             }
@@ -225,6 +212,23 @@ impl GetState {
             let _ = f.call1(&JsValue::UNDEFINED, &progress);
         }
         Ok(())
+    }
+
+    /// Decodes a frame's IPC bytes, and holds the body of the message they leave
+    /// unfinished against the budget all DoGets share.
+    fn push(&mut self, ipc: &Uint8Array) -> Result<(), Failure> {
+        push_js(&mut self.decoder, ipc)?;
+        let body = self.decoder.body_in_progress() as u64;
+        self.reservation.hold(body).map_err(|total| {
+            Failure::new(
+                RESOURCE_EXHAUSTED,
+                format!(
+                    "a message declares a {body}-byte body, which brings the bodies still \
+                     arriving on this module's open DoGets to {total} bytes, over their limit \
+                     of {MAX_PENDING_BODY_BYTES} bytes"
+                ),
+            )
+        })
     }
 
     /// Moves decoded batches to whoever is waiting, or to the queue.
