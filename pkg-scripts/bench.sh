@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Runs every benchmark in Node 20 and in headless Chromium, against the real peers
 # (apache-arrow JS, flechette) on the same data in the same run, and writes the tables
-# to bench-results/{node,chromium}.md (the README's figures come from these files; a run
+# to bench-results/{node,chromium,native}.md (the README's figures come from these files; a run
 # of some suites writes to target/bench-results/ instead).
 #
 # Usage: pkg-scripts/bench.sh [--zstd-c] [suite,suite...]   (default: every suite)
@@ -37,3 +37,21 @@ echo "[bench] suites: $suites; tables in $out/"
   node bench/node.mjs "$data" "$out/node.json" ${suites//,/ }
 } | tee "$out/node.md"
 node bench/browser.mjs "$data" "$out/chromium.json" "$suites" | tee "$out/chromium.md"
+
+# The reader's decode cells natively, beside the wasm figures above: the same decoder built
+# for this machine at opt-level 3 (the package is built at "s" for size), on the same files.
+if [[ ",$suites," == *,reader,* ]]; then
+  native=target/native-o3
+  mkdir -p "$native"
+  run_native() {
+    CARGO_PROFILE_RELEASE_OPT_LEVEL=3 cargo build --release --quiet --example decode_native \
+      --target-dir "$native" "$@"
+    "$native/release/examples/decode_native" "$data"
+  }
+  run_native > "$native/default.json"
+  if [ -n "${BENCH_ZSTD_C:-}" ]; then
+    run_native --features zstd-c > "$native/zstd-c.json"
+    zstd_c_json="$native/zstd-c.json"
+  fi
+  node bench/native.mjs "$out" "$native/default.json" ${zstd_c_json:-} | tee "$out/native.md"
+fi
