@@ -260,12 +260,12 @@ fn missing_field_nodes_and_buffers_are_refused() {
     let one_node = record_batch_with_nodes(&[(2, 0)], &[(0, 0), (0, 12), (16, 4)], 24);
     assert_eq!(
         error_of(&with_schema(one_node)),
-        "invalid IPC stream: expected field node 1 for field \"i\", found 1 in the record batch"
+        "invalid IPC stream: expected field node 1 for field \"i\", but the record batch has only 1"
     );
     let four_buffers = record_batch(&[(0, 0), (0, 12), (16, 4), (0, 0)], 24);
     assert_eq!(
         error_of(&with_schema(four_buffers)),
-        "invalid IPC stream: expected buffer 4 for field \"i\", found 4 in the record batch"
+        "invalid IPC stream: expected buffer 4 for field \"i\", but the record batch has only 4"
     );
 }
 
@@ -383,11 +383,14 @@ fn a_body_still_arriving_is_reported_and_freed_when_the_stream_is_abandoned() {
 
     let mut decoder = StreamDecoder::new(ReadLimits::default());
     decoder.push(&bytes[..body_start]).unwrap();
-    assert_eq!(decoder.body_in_progress(), body_len);
+    // The body, and the metadata buffer (at least this message's metadata).
+    let reserved = decoder.reserved_bytes();
+    assert!(reserved >= body_len + metadata_len as usize, "{reserved}");
+    assert!(decoder.is_inside_message());
     decoder.push(&bytes[body_start..body_start + 1]).unwrap();
-    assert_eq!(decoder.body_in_progress(), body_len);
+    assert_eq!(decoder.reserved_bytes(), reserved);
     decoder.abandon("gone");
-    assert_eq!(decoder.body_in_progress(), 0);
+    assert_eq!(decoder.reserved_bytes(), 0);
     assert_eq!(
         decoder
             .push(&bytes[body_start + 1..])
@@ -395,6 +398,35 @@ fn a_body_still_arriving_is_reported_and_freed_when_the_stream_is_abandoned() {
             .to_string(),
         "the reader failed earlier and cannot continue: gone"
     );
+}
+
+#[test]
+fn metadata_declared_and_not_yet_sent_is_reported_then_not_kept() {
+    let mut decoder = StreamDecoder::new(ReadLimits::default());
+    let declared: i32 = 100 << 20;
+    let mut prefix = vec![0xFF; 4];
+    prefix.extend(declared.to_le_bytes());
+    decoder.push(&prefix).unwrap();
+    assert!(decoder.reserved_bytes() >= declared as usize);
+
+    // Once a message with smaller metadata follows, the outsized buffer goes.
+    let bytes = stream();
+    let mut decoder = StreamDecoder::new(ReadLimits::default());
+    let schema = schema_message_len(&bytes);
+    let mut huge_metadata = bytes[..schema].to_vec();
+    let metadata_len = i32::from_le_bytes(bytes[4..8].try_into().unwrap()) as usize;
+    let padding = (1 << 20) - metadata_len;
+    huge_metadata[4..8].copy_from_slice(&(1i32 << 20).to_le_bytes());
+    huge_metadata.splice(8 + metadata_len..8 + metadata_len, vec![0; padding]);
+    decoder.push(&huge_metadata).unwrap();
+    assert!(decoder.reserved_bytes() >= 1 << 20);
+    decoder.push(&bytes[schema..]).unwrap();
+    assert!(
+        decoder.reserved_bytes() < 64 << 10,
+        "{}",
+        decoder.reserved_bytes()
+    );
+    assert!(decoder.next_batch().is_some());
 }
 
 #[test]
@@ -478,4 +510,66 @@ fn dictionary_batches_for_unknown_ids_and_early_deltas_are_refused() {
         error_of(&bytes),
         "invalid IPC stream: delta dictionary batch for id 0, which has no dictionary yet"
     );
+}
+
+#[test]
+fn a_delta_that_overflows_nested_dictionary_keys_is_an_error() {
+    use arrow_array::builder::{ListBuilder, StringDictionaryBuilder};
+    use arrow_array::types::Int8Type;
+    use arrow_array::{Array, DictionaryArray};
+    use arrow_ipc::writer::{DictionaryHandling, IpcWriteOptions};
+
+    // Column d: Dictionary<Int32, List<Dictionary<Int8, Utf8>>>. The second batch's inner
+    // dictionary grows by 101 values and its outer one by one list, both sent as deltas.
+    // Appending the outer delta then merges the two inner dictionaries, 100 + 201 values,
+    // which Int8 keys cannot index.
+    let batch = |inner_values: usize, lists: usize| {
+        let mut lists_builder = ListBuilder::new(StringDictionaryBuilder::<Int8Type>::new());
+        let values: Vec<String> = (0..inner_values).map(|i| format!("v{i}")).collect();
+        for list in 0..lists {
+            // Every list refers to the first values only, so every key fits in an Int8; the
+            // inner dictionary holds all the values all the same.
+            lists_builder.values().append_value(&values[list % 100]);
+            lists_builder.append(true);
+        }
+        let mut lists = lists_builder.finish();
+        let inner = lists
+            .values()
+            .as_any()
+            .downcast_ref::<DictionaryArray<Int8Type>>()
+            .unwrap();
+        let keys = inner.keys().clone();
+        let inner: ArrayRef = Arc::new(
+            DictionaryArray::<Int8Type>::try_new(keys, Arc::new(StringArray::from(values)))
+                .unwrap(),
+        );
+        let field = Arc::new(arrow_schema::Field::new_list_field(
+            inner.data_type().clone(),
+            true,
+        ));
+        lists = ListArray::new(field, lists.offsets().clone(), inner, None);
+        let keys = Int32Array::from_iter_values(0..lists.len() as i32);
+        let outer: ArrayRef = Arc::new(DictionaryArray::try_new(keys, Arc::new(lists)).unwrap());
+        RecordBatch::try_from_iter([("d", outer)]).unwrap()
+    };
+    let (first, second) = (batch(100, 1), batch(201, 2));
+    let options = IpcWriteOptions::default().with_dictionary_handling(DictionaryHandling::Delta);
+    let mut writer =
+        StreamWriter::try_new_with_options(Vec::new(), &first.schema(), options).unwrap();
+    writer.write(&first).unwrap();
+    writer.write(&second).unwrap();
+    let bytes = writer.into_inner().unwrap();
+
+    let mut decoder = StreamDecoder::new(ReadLimits::default());
+    let error = decoder.push(&bytes).unwrap_err().to_string();
+    assert_eq!(
+        error,
+        "invalid IPC stream: delta dictionary batch for id 1 cannot be appended: \
+         Dictionary key bigger than the key type"
+    );
+    // The decoder refuses more, and a new one still decodes a valid stream.
+    assert!(decoder.push(&stream()).is_err());
+    let mut fresh = StreamDecoder::new(ReadLimits::default());
+    fresh.push(&stream()).unwrap();
+    assert!(fresh.next_batch().is_some());
 }

@@ -106,6 +106,20 @@ impl Args {
                 "--upstream must be grpc://host:port or grpc+tcp://host:port, found {upstream:?}"
             )));
         }
+        // A window smaller than a segment only slows every stream; none would hang a
+        // DoGet, and one above the protocol's balance limit would fail every stream.
+        let windows = self.max_segment_bytes as u64..=quiver::flight::credit::MAX_BALANCE;
+        if !windows.contains(&self.credit_window) {
+            return Err(invalid(format!(
+                "--credit-window must be from --max-segment-bytes ({}) to {} bytes, found {}",
+                windows.start(),
+                windows.end(),
+                self.credit_window
+            )));
+        }
+        if self.max_streams == 0 {
+            return Err(invalid("--max-streams must be at least 1".into()));
+        }
         if self.ping_interval_secs == 0 {
             return Err(invalid("--ping-interval-secs must be at least 1".into()));
         }
@@ -155,5 +169,14 @@ mod tests {
         assert!(config(&[]).is_err(), "--upstream or --demo is required");
         config(&["--demo"]).unwrap();
         assert!(config(&["--demo", "--max-segment-bytes", "8"]).is_err());
+        assert_eq!(
+            config(&["--demo", "--credit-window", "0"])
+                .unwrap_err()
+                .to_string(),
+            "--credit-window must be from --max-segment-bytes (1048576) to 1099511627776 bytes, \
+             found 0"
+        );
+        assert!(config(&["--demo", "--credit-window", "1099511627777"]).is_err());
+        assert!(config(&["--demo", "--max-streams", "0"]).is_err());
     }
 }

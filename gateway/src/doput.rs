@@ -1,7 +1,10 @@
 //! DoPut: the client sends an IPC stream in frames; the gateway cuts it back into
 //! messages and sends each as a `FlightData`. The client may only send what the gateway
 //! granted, and the gateway grants a frame's bytes back once the messages it completed
-//! were taken by the upstream call, so a slow upstream slows the client.
+//! were taken by the upstream call, so a slow upstream slows the client at message
+//! boundaries. Within a message the bytes are granted back at once (its body is already
+//! allocated at its declared size), so credit does not bound a message still arriving:
+//! `--max-message-bytes` does (docs/reliability.md).
 //!
 //! The upstream call's request stream ends cleanly only after the client's `end`. An
 //! upload that stops any other way (bad bytes, a cancel, the client gone) must reach the

@@ -73,7 +73,10 @@ impl Upstreams {
             default,
             allowed,
             max_message_bytes: config.max_message_bytes,
-            connection_window: STREAM_WINDOW.saturating_mul(config.max_streams.max(1)),
+            // h2 refuses (by panicking) a window above 2^31 - 1.
+            connection_window: STREAM_WINDOW
+                .saturating_mul(config.max_streams.max(1))
+                .min(i32::MAX as u32),
         }
     }
 
@@ -139,6 +142,17 @@ fn http_uri(location: &str) -> Result<String, Status> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_connection_window_stays_within_what_h2_accepts() {
+        let mut config = Config::new("grpc://127.0.0.1:1000");
+        assert_eq!(
+            Upstreams::new(&config).connection_window,
+            64 * STREAM_WINDOW
+        );
+        config.max_streams = 4096;
+        assert_eq!(Upstreams::new(&config).connection_window, i32::MAX as u32);
+    }
 
     #[test]
     fn allow_list() {

@@ -1,7 +1,7 @@
 //! Counters that make hidden copies visible.
 
 /// What a reader has done so far. `bytes_copied == bytes_pushed` for an uncompressed
-/// stream: each received byte was copied exactly once.
+/// stream whose buffers need no realigning: each received byte was copied exactly once.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct ReadStats {
     /// Bytes handed to the reader.

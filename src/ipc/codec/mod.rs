@@ -78,8 +78,8 @@ impl Codecs {
     }
 
     /// Decompresses `input` into exactly `output.len()` bytes. Output that would be shorter
-    /// or longer than declared is an error, and nothing beyond `output` is ever allocated
-    /// for the data (ruzstd's window is bounded by its 100 MB default). Returns the bytes
+    /// or longer than declared is an error, and nothing beyond `output` is allocated for
+    /// the data but ruzstd's window (the larger of `output.len()` and 8 MiB). Returns the bytes
     /// the codec copied on the way: ruzstd decodes into its window and copies the output
     /// out of it; LZ4 and C zstd write straight into `output`.
     pub fn decompress(
@@ -223,6 +223,37 @@ mod tests {
     #[test]
     fn zstd_refuses_bomb() -> TestResult {
         refuses_bomb(Compression::Zstd)
+    }
+
+    /// A ZSTD frame of one raw byte, `A`, that declares a window of 2^`window_log` bytes.
+    fn one_byte_frame(window_log: u8) -> Vec<u8> {
+        let window_descriptor = (window_log - 10) << 3;
+        let raw_last_block_of_1_byte = [0x09, 0x00, 0x00];
+        let mut frame = vec![0x28, 0xB5, 0x2F, 0xFD, 0x00, window_descriptor];
+        frame.extend(raw_last_block_of_1_byte);
+        frame.push(b'A');
+        frame
+    }
+
+    #[test]
+    fn zstd_frames_may_declare_windows_up_to_8_mib() -> TestResult {
+        let mut out = [0];
+        let copied =
+            Codecs::default().decompress(Compression::Zstd, &one_byte_frame(23), &mut out)?;
+        assert_eq!(out, [b'A']);
+        assert!(copied <= 1);
+        Ok(())
+    }
+
+    /// C zstd decodes a whole frame into its output and allocates no window.
+    #[cfg(not(feature = "zstd-c"))]
+    #[test]
+    fn ruzstd_refuses_a_window_beyond_8_mib_and_the_output() {
+        let mut out = [0];
+        let err = Codecs::default()
+            .decompress(Compression::Zstd, &one_byte_frame(27), &mut out)
+            .unwrap_err();
+        assert!(err.to_string().contains("window"), "{err}");
     }
 
     #[test]

@@ -42,6 +42,9 @@ pub struct Ruzstd {
     encoder: Option<Box<Compressor>>,
 }
 
+/// The window a ZSTD frame may declare beyond its output's size (see `Ruzstd::decompress`).
+const MAX_WINDOW_FLOOR: u64 = 8 << 20;
+
 /// ruzstd's compressor owns its source: a cursor over a shared `Buffer`.
 type Compressor = FrameCompressor<Cursor<Buffer>, Vec<u8>, MatchGeneratorDriver>;
 
@@ -50,8 +53,13 @@ impl ZstdBackend for Ruzstd {
     const STAGES_INPUT: bool = true;
 
     fn decompress(&mut self, input: &[u8], output: &mut [u8]) -> Result<usize, String> {
-        // decode_all fails with TargetTooSmall rather than grow `output`; its window is
-        // bounded by ruzstd's 100 MB default.
+        // ruzstd allocates the window a frame declares before decoding it, and keeps it.
+        // A frame needs no more history than its output, but writers round windows up, to
+        // 8 MiB at zstd's level 19: so the window may be the larger of the two, which a
+        // 1-byte frame declaring ruzstd's own 128 MiB limit cannot make it allocate.
+        self.decoder
+            .set_max_window_size((output.len() as u64).max(MAX_WINDOW_FLOOR));
+        // decode_all fails with TargetTooSmall rather than grow `output`.
         self.decoder
             .decode_all(input, output)
             .map_err(|e| e.to_string())

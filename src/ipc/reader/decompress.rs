@@ -109,6 +109,9 @@ fn plan<'a>(
     let buffers = batch.buffers().map(|b| b.iter()).into_iter().flatten();
     let mut slots = Vec::new();
     let mut offset: u64 = 0;
+    // Also what fits in an allocation here (2 GiB on wasm32), so that the lengths below
+    // convert to usize unchanged.
+    let max = limits.max_decompressed_bytes.min(isize::MAX as u64);
     for (index, buffer) in buffers.enumerate() {
         let bytes = super::buffer_bytes(body, index, buffer)?;
         let slot = if bytes.is_empty() {
@@ -136,12 +139,12 @@ fn plan<'a>(
                 }
             };
             let end = offset.saturating_add(len.saturating_add(7) & !7);
-            if end > limits.max_decompressed_bytes {
+            if end > max {
                 return Err(QuiverError::LimitExceeded {
                     what: "decompressed message body",
                     limit: "maxDecompressedBytes",
                     found: end,
-                    max: limits.max_decompressed_bytes,
+                    max,
                 });
             }
             Slot {

@@ -213,7 +213,7 @@ fn next<'a, T: Follow<'a, Inner = &'a T> + 'a>(
 ) -> Result<&'a T> {
     let element = at(vector, *index).ok_or_else(|| {
         QuiverError::invalid(format!(
-            "expected {what} {index} for field {:?}, found {} in the record batch",
+            "expected {what} {index} for field {:?}, but the record batch has only {}",
             field.name(),
             vector.map_or(0, |v| v.len())
         ))

@@ -16,6 +16,9 @@ use crate::ipc::limits::ReadLimits;
 
 const CONTINUATION: [u8; 4] = [0xFF; 4];
 
+/// The metadata buffer's capacity kept from one message to the next, at most.
+const KEPT_METADATA_BYTES: usize = 64 << 10;
+
 /// One complete message: its flatbuffer metadata (verified) and its body.
 pub(crate) struct RawMessage<'a> {
     pub metadata: &'a [u8],
@@ -118,12 +121,15 @@ impl Framer {
         }
     }
 
-    /// Bytes allocated for the body of the message still arriving; 0 between messages.
-    pub fn body_in_progress(&self) -> usize {
-        match &self.stage {
+    /// Bytes allocated for messages: the metadata buffer (kept between messages) and the
+    /// body still arriving, both allocated at their declared sizes before their bytes
+    /// arrive.
+    pub fn reserved_bytes(&self) -> usize {
+        let body = match &self.stage {
             Stage::Body { len, .. } => *len,
             _ => 0,
-        }
+        };
+        self.metadata.capacity() + body
     }
 
     /// What the stream still owes if it ends now, or `None` at a message boundary.
@@ -162,6 +168,10 @@ impl Framer {
         })?;
         self.check_size("message metadata", len as u64)?;
         self.metadata.clear();
+        // Metadata is small; a buffer grown for an outsized one is not kept for the rest.
+        if self.metadata.capacity() > len.max(KEPT_METADATA_BYTES) {
+            self.metadata = Vec::new();
+        }
         self.metadata.try_reserve_exact(len).map_err(|_| {
             QuiverError::invalid(format!("cannot allocate {len} bytes of metadata"))
         })?;

@@ -35,7 +35,8 @@ use precheck::{check_schema, precheck};
 
 /// Decodes one Arrow IPC stream, pushed in segments.
 ///
-/// After an error the decoder is poisoned: every later call returns the same error.
+/// After an error the decoder is poisoned: every later push or finish fails with an error
+/// that repeats the first (batches decoded before it can still be taken).
 pub struct StreamDecoder {
     framer: Framer,
     limits: ReadLimits,
@@ -145,10 +146,16 @@ impl StreamDecoder {
         self.framer.is_ended()
     }
 
-    /// Bytes allocated for the body of the message still arriving: up to
-    /// `maxMessageBytes`, as the message declares, before its bytes arrive.
-    pub fn body_in_progress(&self) -> usize {
-        self.framer.body_in_progress()
+    /// Bytes allocated for messages before their bytes arrive: the metadata and body of
+    /// the message still arriving, each up to `maxMessageBytes` as the message declares
+    /// it, and the metadata buffer kept between messages.
+    pub fn reserved_bytes(&self) -> usize {
+        self.framer.reserved_bytes()
+    }
+
+    /// Whether the stream has stopped inside a message (see [`StreamDecoder::finish`]).
+    pub fn is_inside_message(&self) -> bool {
+        self.framer.incomplete().is_some()
     }
 
     /// Ends a stream that will get no more bytes, freeing the message still arriving;
@@ -246,7 +253,8 @@ impl StreamDecoder {
                 } else {
                     (&message.body, data)
                 };
-                read_dictionary(body, header, data, schema, dictionaries, version)?;
+                stats.bytes_copied +=
+                    read_dictionary(body, header, data, schema, dictionaries, version)?;
             }
             MessageHeader::RecordBatch => {
                 let schema = require_schema(schema, "record batch")?;
@@ -311,6 +319,7 @@ struct DictionaryHeader {
 
 /// Decodes a dictionary batch, its header and its (uncompressed) data, into
 /// `dictionaries`, replacing the values of its id or, for a delta, appending to them.
+/// Returns the bytes copied on the way (realigned buffers, and the appended values).
 ///
 /// This replaces `arrow_ipc::reader::read_dictionary`, which appends deltas with
 /// `arrow_select::concat`. That links all of arrow-select (concat, and through it the
@@ -323,7 +332,7 @@ fn read_dictionary(
     schema: &SchemaRef,
     dictionaries: &mut HashMap<i64, ArrayRef>,
     version: MetadataVersion,
-) -> Result<()> {
+) -> Result<u64> {
     let id = header.id;
     // arrow-ipc finds the dictionary's field the same way.
     #[allow(deprecated)]
@@ -335,9 +344,9 @@ fn read_dictionary(
     };
     let values_field = Field::new("dictionary values", value_type.as_ref().clone(), true);
     let values_schema = Arc::new(Schema::new(vec![values_field]));
-    let values = read_batch(body, data, &values_schema, dictionaries, version)?
-        .column(0)
-        .clone();
+    let values = read_batch(body, data, &values_schema, dictionaries, version)?;
+    let mut copied = copied_outside(&values, body);
+    let values = values.column(0).clone();
     let values = if header.is_delta {
         let existing = dictionaries.get(&id).ok_or_else(|| {
             QuiverError::invalid(format!(
@@ -346,16 +355,34 @@ fn read_dictionary(
         })?;
         let (existing, delta) = (existing.to_data(), values.to_data());
         let len = existing.len() + delta.len();
-        let mut appended = MutableArrayData::new(vec![&existing, &delta], false, len);
-        // try_extend: a dictionary whose offsets overflow is an error, not a panic.
-        appended.try_extend(0, 0, existing.len())?;
-        appended.try_extend(1, 0, delta.len())?;
-        make_array(appended.freeze())
+        // The fallible forms: nested dictionaries whose merged values overflow their key
+        // type, or offsets that overflow, are errors, not panics.
+        let cannot = |e: arrow_schema::ArrowError| {
+            QuiverError::invalid(format!(
+                "delta dictionary batch for id {id} cannot be appended: {e}"
+            ))
+        };
+        let mut appended =
+            MutableArrayData::try_new(vec![&existing, &delta], false, len).map_err(cannot)?;
+        appended.try_extend(0, 0, existing.len()).map_err(cannot)?;
+        appended.try_extend(1, 0, delta.len()).map_err(cannot)?;
+        let appended = appended.freeze();
+        // Appending copies the dictionary so far and the delta into new buffers.
+        copied += data_bytes(&appended);
+        make_array(appended)
     } else {
         values
     };
     dictionaries.insert(id, values);
-    Ok(())
+    Ok(copied)
+}
+
+/// The bytes of every buffer of `data` and its children.
+fn data_bytes(data: &ArrayData) -> u64 {
+    let nulls = data.nulls().map_or(0, |n| n.buffer().len());
+    let buffers: usize = data.buffers().iter().map(|b| b.len()).sum();
+    let children: u64 = data.child_data().iter().map(data_bytes).sum();
+    (nulls + buffers) as u64 + children
 }
 
 fn read_batch(

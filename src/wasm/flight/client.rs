@@ -138,10 +138,10 @@ impl FlightClient {
     }
 
     /// Reads one ticket (bytes, a string, or an endpoint of a `FlightInfo`) as a stream of
-    /// batches. Errors, including a failure to send, arrive through the stream. Each
-    /// message body is allocated at its declared size as its header arrives; a body that
-    /// would take what the module's open DoGets hold for bodies still arriving past 1 GiB
-    /// fails its stream with `RESOURCE_EXHAUSTED`.
+    /// batches. Errors, including a failure to send, arrive through the stream. A message's
+    /// metadata and body are each allocated at their declared size as their length
+    /// arrives; one that would take what the module's open DoGets hold for messages still
+    /// arriving past 1 GiB fails its stream with `RESOURCE_EXHAUSTED`.
     ///
     /// ```js
     /// const controller = new AbortController();

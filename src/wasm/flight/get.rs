@@ -214,18 +214,18 @@ impl GetState {
         Ok(())
     }
 
-    /// Decodes a frame's IPC bytes, and holds the body of the message they leave
-    /// unfinished against the budget all DoGets share.
+    /// Decodes a frame's IPC bytes, and holds what the decoder allocated for the message
+    /// they leave unfinished against the budget all DoGets share.
     fn push(&mut self, ipc: &Uint8Array) -> Result<(), Failure> {
         push_js(&mut self.decoder, ipc)?;
-        let body = self.decoder.body_in_progress() as u64;
-        self.reservation.hold(body).map_err(|total| {
+        let reserved = self.decoder.reserved_bytes() as u64;
+        self.reservation.hold(reserved).map_err(|total| {
             Failure::new(
                 RESOURCE_EXHAUSTED,
                 format!(
-                    "a message declares a {body}-byte body, which brings the bodies still \
-                     arriving on this module's open DoGets to {total} bytes, over their limit \
-                     of {MAX_PENDING_BODY_BYTES} bytes"
+                    "a message declares {reserved} bytes of metadata and body, which brings \
+                     the messages still arriving on this module's open DoGets to {total} \
+                     bytes, over their limit of {MAX_PENDING_BODY_BYTES} bytes"
                 ),
             )
         })
@@ -289,7 +289,7 @@ impl GetState {
             return;
         }
         self.conn = None;
-        if self.decoder.body_in_progress() > 0 {
+        if self.decoder.is_inside_message() {
             self.decoder.abandon("the stream ended inside a message");
         }
         let _ = self.reservation.hold(0);
@@ -412,7 +412,7 @@ export interface FlightStreamStats {
   /** IPC bytes received; for an uncompressed stream `bytesCopied` equals this. */
   ipcBytesReceived: number;
   bytesPushed: number;
-  /** Bytes the reader copied: each IPC byte once, plus decompressed buffers. */
+  /** Bytes the reader copied: each IPC byte once, plus the copies `ReaderStats.bytesCopied` lists. */
   bytesCopied: number;
   messages: number;
   batches: number;

@@ -5,7 +5,7 @@
 //! - `socket`: a WebSocket owning its listeners; `conn`: one connection and its streams;
 //! - `call`, `get`, `put`: the three kinds of stream; `open`: starting them;
 //! - `fetch`: `fetchAll`; `client`: the exported `FlightClient`;
-//! - `reserve`: the memory budget DoGets share for message bodies still arriving;
+//! - `reserve`: the memory budget DoGets share for messages still arriving;
 //! - `info`, `options`, `error`, `deferred`: conversions and plumbing.
 
 mod call;

@@ -6,7 +6,8 @@
 
 use std::cell::Cell;
 
-/// What the open DoGets of this module may hold together for bodies still arriving.
+/// What the open DoGets of this module may hold together for messages still arriving
+/// (their metadata and bodies, allocated before their bytes arrive).
 pub(super) const MAX_PENDING_BODY_BYTES: u64 = 1 << 30;
 
 thread_local! {
