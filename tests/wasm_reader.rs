@@ -199,3 +199,38 @@ fn misspelled_options_are_refused() {
         "unknown ReaderOptions field 'maxMesageBytes'; the fields are maxMessageBytes, maxDecompressedBytes"
     );
 }
+
+#[wasm_bindgen_test]
+fn a_buffer_declaring_more_than_wasm32_can_allocate_is_refused() {
+    // The LZ4 gold stream, with the first compressed buffer of its first record batch
+    // declaring 4 GiB - 1 uncompressed bytes, and a limit above that: on wasm32 the limit
+    // that holds is what one allocation can have, 2 GiB - 1.
+    let mut bytes = GOLD[5].1.to_vec();
+    let mut at = 0;
+    loop {
+        let len = i32::from_le_bytes(bytes[at + 4..at + 8].try_into().unwrap()) as usize;
+        let message = arrow_ipc::root_as_message(&bytes[at + 8..at + 8 + len]).unwrap();
+        let body = at + 8 + len;
+        if let Some(batch) = message.header_as_record_batch() {
+            let buffers = batch.buffers().unwrap();
+            let buffer = buffers.iter().find(|b| b.length() >= 8).unwrap();
+            let prefix = body + buffer.offset() as usize;
+            bytes[prefix..prefix + 8].copy_from_slice(&i64::from(u32::MAX).to_le_bytes());
+            break;
+        }
+        at = body + message.bodyLength() as usize;
+    }
+    let options = js_sys::JSON::parse(r#"{"maxDecompressedBytes": 8589934592}"#).unwrap();
+    let mut reader = StreamReader::new(Some(options.unchecked_into())).unwrap();
+    let error = message(
+        reader
+            .push(&Uint8Array::from(bytes.as_slice()))
+            .unwrap_err(),
+    );
+    assert!(
+        error.ends_with("exceeds maxDecompressedBytes = 2147483647 bytes"),
+        "{error}"
+    );
+    // The module still decodes.
+    assert_eq!(via_js(GOLD[5].1, || 4096).0, native(GOLD[5].1));
+}
