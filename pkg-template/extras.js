@@ -13,6 +13,61 @@ export function growable(memory) {
   }
 }
 
+// The key under which a column holds the object that owns its memory; src/js/views.js
+// reads it under the same name.
+const OWNER = Symbol.for('quiver-arrow.owner');
+
+/** Writer chunks handed out as views of wasm memory, each with the Chunks it came from. */
+const chunkOwners = new WeakMap();
+
+/**
+ * Makes what batches, tables and writer chunks hand out keep them reachable. The garbage
+ * collector frees a Quiver object it finds unreachable (wasm-bindgen's
+ * FinalizationRegistry), and the allocator reuses that memory: a column, or a view of
+ * wasm memory, still in use after its owner was dropped would then read other data, or
+ * throw that its batch was freed when nobody freed it.
+ */
+function keepOwners({ RecordBatch, Table, Chunks }) {
+  const owned = (value, owner) => {
+    for (const column of Array.isArray(value) ? value : [value]) column[OWNER] = owner;
+    return value;
+  };
+  for (const name of ['column', 'columns']) {
+    const method = RecordBatch.prototype[name];
+    RecordBatch.prototype[name] = function (...args) {
+      return owned(method.apply(this, args), this);
+    };
+  }
+  // One chunked column per table and key, as a table spans many batch columns. Cached
+  // here, by the table object, so that the column holding the table does not keep it
+  // alive forever (a cache where Rust holds a reference would).
+  const getChild = Table.prototype.getChild;
+  const chunked = new WeakMap();
+  Table.prototype.getChild = function (key) {
+    let columns = chunked.get(this);
+    if (columns === undefined) chunked.set(this, (columns = new Map()));
+    let column = columns.get(key);
+    if (column === undefined) {
+      column = owned(getChild.call(this, key), this);
+      columns.set(key, column);
+    }
+    return column;
+  };
+  // Absent from the decode-only build. Outside resizable memory chunks are copies.
+  if (Chunks) {
+    for (const name of ['chunk', 'toArray']) {
+      const method = Chunks.prototype[name];
+      Chunks.prototype[name] = function (...args) {
+        const value = method.apply(this, args);
+        for (const view of Array.isArray(value) ? value : [value]) {
+          if (view.buffer.resizable) chunkOwners.set(view, this);
+        }
+        return value;
+      };
+    }
+  }
+}
+
 /**
  * The error Flight calls reject with: `code` is the Flight status code, `codeName` its
  * name (`'UNAUTHENTICATED'`), `details` gRPC's status details. The module creates them;
@@ -29,7 +84,8 @@ export class FlightError extends Error {
  * FlightStream async-iterable, and adds FlightClient.doPut, which the glue cannot
  * generate: it takes a Table or an array of batches without taking them from the caller.
  */
-export function addProtocols({ StreamReader, FlightStream, FlightClient }) {
+export function addProtocols({ StreamReader, FlightStream, FlightClient, ...classes }) {
+  keepOwners(classes);
   StreamReader.prototype[Symbol.iterator] = function* batches() {
     for (let batch = this.nextBatch(); batch !== undefined; batch = this.nextBatch()) {
       yield batch;
@@ -52,10 +108,13 @@ export function addProtocols({ StreamReader, FlightStream, FlightClient }) {
   }
   if (FlightClient) {
     FlightClient.prototype.doPut = async function doPut(descriptor, data) {
-      const put = this.startPut(descriptor);
       // A Table's `batches` are new handles, freed here; an array's batches stay the caller's.
       const owned = !Array.isArray(data);
-      const batches = owned ? data.batches : data;
+      const batches = owned ? data?.batches : data;
+      if (!Array.isArray(batches) || !batches.every((b) => b instanceof classes.RecordBatch)) {
+        throw new Error('doPut expects a Quiver Table or an array of Quiver RecordBatches (fromArrowJS converts apache-arrow ones)');
+      }
+      const put = this.startPut(descriptor);
       try {
         for (const batch of batches) await put.write(batch);
         return await put.finish();
@@ -63,8 +122,8 @@ export function addProtocols({ StreamReader, FlightStream, FlightClient }) {
         put.cancel();
         throw error;
       } finally {
-        if (owned) for (const batch of batches) batch.free();
         put.free();
+        if (owned) for (const batch of batches) batch.free();
       }
     };
   }

@@ -7,6 +7,8 @@ export * from './quiver.js';
  * `codeName` and `details`.
  */
 export class FlightError extends Error {
+  /** Made by the module only; `instanceof FlightError` recognises what it rejects with. */
+  private constructor();
   code: number;
   codeName: string;
   details: Uint8Array;

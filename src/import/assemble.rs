@@ -24,13 +24,20 @@ pub struct Filled {
 }
 
 /// One 64-byte-aligned buffer per size (arrow-rs rounds capacity up to 64), never zeroed:
-/// JS writes every byte once. `addresses()` gives where.
-pub fn allocate(sizes: Vec<usize>) -> Filled {
+/// JS writes every byte once. `addresses()` gives where. Memory that cannot be had is an
+/// error, not an abort.
+pub fn allocate(sizes: Vec<usize>) -> Result<Filled> {
     let buffers = sizes
         .iter()
-        .map(|&s| MutableBuffer::with_capacity(s))
-        .collect();
-    Filled { buffers, sizes }
+        .map(|&s| {
+            MutableBuffer::try_with_capacity(s).map_err(|e| {
+                QuiverError::Usage(format!(
+                    "cannot allocate a {s}-byte buffer to copy into: {e}"
+                ))
+            })
+        })
+        .collect::<Result<_>>()?;
+    Ok(Filled { buffers, sizes })
 }
 
 impl Filled {
@@ -179,7 +186,7 @@ mod tests {
     use crate::TestResult;
 
     fn filled(bytes: &[&[u8]]) -> Vec<Buffer> {
-        let mut filled = allocate(bytes.iter().map(|b| b.len()).collect());
+        let mut filled = allocate(bytes.iter().map(|b| b.len()).collect()).unwrap();
         for (address, source) in filled.addresses().into_iter().zip(bytes) {
             // SAFETY: each destination has capacity for its source (allocate).
             unsafe {

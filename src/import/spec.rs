@@ -87,6 +87,18 @@ fn unsupported(spec: &TypeSpec) -> QuiverError {
     QuiverError::Unsupported(format!("type {} is not supported", spec.name))
 }
 
+/// A fixed-size type's size: arrow-rs panics on a negative one, so it is refused here.
+fn fixed_size(spec: &TypeSpec, size: Option<i32>) -> Result<i32> {
+    match size {
+        Some(n) if n < 0 => Err(QuiverError::Usage(format!(
+            "type {} declares size {n}, expected a non-negative size",
+            spec.name
+        ))),
+        Some(n) => Ok(n),
+        None => Err(unsupported(spec)),
+    }
+}
+
 fn time_unit(spec: &TypeSpec) -> Result<TimeUnit> {
     // Arrow JS TimeUnit: SECOND = 0, MILLISECOND = 1, MICROSECOND = 2, NANOSECOND = 3.
     match spec.unit {
@@ -174,11 +186,8 @@ pub(crate) fn data_type(spec: &TypeSpec) -> Result<DataType> {
                 .collect::<Result<Vec<_>>>()?
                 .into(),
         ),
-        15 => DataType::FixedSizeBinary(spec.byte_width.ok_or_else(|| unsupported(spec))?),
-        16 => DataType::FixedSizeList(
-            child(spec, 0)?,
-            spec.list_size.ok_or_else(|| unsupported(spec))?,
-        ),
+        15 => DataType::FixedSizeBinary(fixed_size(spec, spec.byte_width)?),
+        16 => DataType::FixedSizeList(child(spec, 0)?, fixed_size(spec, spec.list_size)?),
         17 => DataType::Map(child(spec, 0)?, spec.keys_sorted.unwrap_or(false)),
         18 => DataType::Duration(time_unit(spec)?),
         19 => DataType::LargeBinary,
@@ -192,4 +201,26 @@ pub(crate) fn data_type(spec: &TypeSpec) -> Result<DataType> {
         }
         _ => return Err(unsupported(spec)),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn negative_fixed_sizes_are_refused() {
+        for (id, size) in [(15, "byteWidth"), (16, "listSize")] {
+            let json = format!(
+                r#"[{{"name":"f","nullable":true,"type":{{"id":{id},"name":"T","{size}":-1,
+                "children":[{{"name":"item","nullable":true,"type":{{"id":2,"name":"Int8",
+                "bitWidth":8,"isSigned":true}}}}]}}}}]"#
+            );
+            let fields: Vec<FieldSpec> = serde_json::from_str(&json).unwrap();
+            let error = schema_from_specs(&fields, HashMap::new()).unwrap_err();
+            assert_eq!(
+                error.to_string(),
+                "unsupported: field \"f\": type T declares size -1, expected a non-negative size"
+            );
+        }
+    }
 }

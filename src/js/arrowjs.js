@@ -16,7 +16,7 @@
 // itself), like Arrow JS's own lazy decoding: code that never reads string contents, or
 // reads only a few columns, pays for none or few of them.
 
-import { fixedWidth, parseLayout } from './views.js';
+import { fixedWidth, keepAlive, parseLayout } from './views.js';
 
 const KEEP = Symbol.for('quiver.source');
 const ARENA_BYTES = 4 << 20;
@@ -162,11 +162,15 @@ function makeData(ctx, type, field, node, shift = 0, length = node.length) {
   return arrow.makeData(props);
 }
 
-/** How buffers leave wasm memory: as views, or as copies. */
-function context(arrow, memory, zero) {
+/**
+ * How buffers leave wasm memory: as views, or as copies. Each view keeps `keeper`
+ * reachable, so that whatever Arrow JS derives from the result (a slice, a child vector)
+ * holds the memory it reads.
+ */
+function context(arrow, memory, zero, keeper) {
   const view = (Array, address, count) => {
     const v = new Array(memory.buffer, address, count);
-    return zero ? v : v.slice();
+    return zero ? keepAlive(v, keeper) : v.slice();
   };
   // A bitmap from bit `first`: a view when it starts on a byte, else realigned (a copy;
   // never needed for decoded IPC, whose bitmaps all start at bit 0).
@@ -228,15 +232,27 @@ function keep(target, keeper) {
   target[KEEP] = keeper;
 }
 
+/** `build()`, or, if it throws, `keeper` freed at once rather than by the collector. */
+function orFree(keeper, build) {
+  try {
+    return build();
+  } catch (error) {
+    keeper.free();
+    throw error;
+  }
+}
+
 /**
  * An Arrow JS RecordBatch over the batch that `layout` describes. `keeper` is a clone of
  * the Quiver batch: held by the result when it views memory, freed at once otherwise.
  */
 export function arrowRecordBatch(layout, schema, arrow, options, memory, keeper) {
-  checkArrow(arrow);
-  const zero = zeroCopy(options, memory);
-  const ctx = context(arrow, memory, zero);
-  const batch = arrowBatch(ctx, arrowSchema(arrow, layout.types, schema.metadata), layout);
+  const zero = orFree(keeper, () => zeroCopy(options, memory));
+  const batch = orFree(keeper, () => {
+    checkArrow(arrow);
+    const ctx = context(arrow, memory, zero, keeper);
+    return arrowBatch(ctx, arrowSchema(arrow, layout.types, schema.metadata), layout);
+  });
   if (zero) {
     keep(batch, keeper);
     batch.data.children.forEach((d) => keep(d, keeper));
@@ -248,14 +264,16 @@ export function arrowRecordBatch(layout, schema, arrow, options, memory, keeper)
 
 /** An Arrow JS Table over the batches that `layouts` describe (see arrowRecordBatch). */
 export function arrowTable(types, layouts, quiverSchema, arrow, options, memory, keeper) {
-  checkArrow(arrow);
-  const zero = zeroCopy(options, memory);
-  const ctx = context(arrow, memory, zero);
-  const schema = arrowSchema(arrow, types, quiverSchema.metadata);
-  const batches = layouts.map((layout) => arrowBatch(ctx, schema, layout));
-  // From the batches' schema, as Arrow JS's own reader does: RecordBatch rewrites its
-  // schema (Schema.assign merges duplicate field names), which then differs from ours.
-  const table = batches.length > 0 ? new arrow.Table(batches) : new arrow.Table(schema);
+  const zero = orFree(keeper, () => zeroCopy(options, memory));
+  const [table, batches] = orFree(keeper, () => {
+    checkArrow(arrow);
+    const ctx = context(arrow, memory, zero, keeper);
+    const schema = arrowSchema(arrow, types, quiverSchema.metadata);
+    const batches = layouts.map((layout) => arrowBatch(ctx, schema, layout));
+    // From the batches' schema, as Arrow JS's own reader does: RecordBatch rewrites its
+    // schema (Schema.assign merges duplicate field names), which then differs from ours.
+    return [batches.length > 0 ? new arrow.Table(batches) : new arrow.Table(schema), batches];
+  });
   if (zero) {
     keep(table, keeper);
     for (const batch of batches) {

@@ -7,10 +7,21 @@
 // Otherwise memory.buffer is a new ArrayBuffer after each growth, and the view is remade.
 
 let heap = new Uint8Array(0);
+// Where the segment being pushed starts in wasm memory, when it is a view of wasm memory
+// itself (a writer's chunk, say); otherwise -1. Such a segment is copied by offset, since
+// memory growth during the push (a body allocated) detaches it outside resizable memory.
+let inMemory = -1;
 
-/** Copies `length` bytes of `segment` from `start` to `address` in `memory`. */
+/**
+ * Copies `length` bytes of `segment` from `start` to `address` in `memory`. The decoder's
+ * first call for each push has `start` 0.
+ */
 export function copyToMemory(memory, segment, start, length, address) {
   if (heap.buffer !== memory.buffer) heap = new Uint8Array(memory.buffer);
-  const part = start === 0 && length === segment.length ? segment : segment.subarray(start, start + length);
-  heap.set(part, address);
+  if (start === 0) inMemory = segment.buffer === heap.buffer ? segment.byteOffset : -1;
+  if (inMemory >= 0) {
+    heap.copyWithin(address, inMemory + start, inMemory + start + length);
+  } else {
+    heap.set(start === 0 && length === segment.length ? segment : segment.subarray(start, start + length), address);
+  }
 }

@@ -12,8 +12,31 @@
 const EMPTY = new Uint8Array(0);
 const encoder = new TextEncoder();
 
-const bytesOf = (view, byteLength) =>
-  new Uint8Array(view.buffer, view.byteOffset, Math.min(byteLength, view.byteLength));
+// Wasm memory's buffer while a batch is being described (see `bytesOf`).
+let wasmBuffer;
+
+/**
+ * The first `byteLength` bytes of `view` as a source. A view of wasm memory itself (a
+ * Quiver column's values, a zero-copy toArrowJS result) is copied within memory from its
+ * offset instead: allocating the destinations can grow memory, which detaches every view
+ * of it outside resizable memory, and a detached view would copy nothing.
+ */
+function bytesOf(view, byteLength) {
+  const n = Math.min(byteLength, view.byteLength);
+  if (view.buffer !== wasmBuffer) return new Uint8Array(view.buffer, view.byteOffset, n);
+  const from = view.byteOffset;
+  return sized((buffer, address) => new Uint8Array(buffer).copyWithin(address, from, from + n), n);
+}
+
+/** Runs `describe` with `memory` known to `bytesOf`. */
+function describing(memory, describe) {
+  wasmBuffer = memory.buffer;
+  try {
+    return describe();
+  } finally {
+    wasmBuffer = undefined;
+  }
+}
 
 /** Arrow JS `DataType` → the plain type description that Rust parses (spec.rs). */
 function typeSpec(type) {
@@ -50,7 +73,10 @@ function walkData(data, name, nodes, sources) {
   const { type, length, offset } = data;
   nodes.push(length, offset & 7);
   if (type.typeId === 1) return; // Null: no buffers
-  const bitBytes = (bits) => bits.subarray(offset >> 3, (offset + length + 7) >> 3);
+  const bitBytes = (bits) => {
+    const bytes = bits.subarray(offset >> 3, (offset + length + 7) >> 3);
+    return bytesOf(bytes, bytes.byteLength);
+  };
   const bitmap = data.nullBitmap;
   sources.push(data.nullCount > 0 && bitmap?.length > 0 ? bitBytes(bitmap) : EMPTY);
   switch (type.typeId) {
@@ -112,7 +138,11 @@ function describeArrowBatch(batch, fields) {
  * as one JSON string: one crossing, where reading a plain object from Rust takes one per
  * property.
  */
-export function describeArrowJS(value) {
+export function describeArrowJS(value, memory) {
+  return describing(memory, () => describeArrow(value));
+}
+
+function describeArrow(value) {
   const isTable = Array.isArray(value?.batches) && value?.schema !== undefined;
   const isBatch = !isTable && value?.data?.children !== undefined && value?.schema !== undefined;
   if (!isTable && !isBatch) {
@@ -133,14 +163,19 @@ function kind(value) {
   return value.constructor?.name ?? 'an object';
 }
 
-/** Copies (or writes) every source of `batch` to the matching address, in one pass. */
+/**
+ * Copies (or writes) every source of `batch` to the matching address, in one pass. Each
+ * must still have the size its header gave it: Rust takes the destinations as written.
+ */
 export function fillBuffers(batch, addresses, memory) {
   const bytes = new Uint8Array(memory.buffer);
-  const { sources } = batch;
+  const { header, sources } = batch;
+  const sizes = header.subarray(header.length - sources.length);
   for (let i = 0; i < sources.length; i++) {
     const source = sources[i];
     if (typeof source === 'function') source(memory.buffer, addresses[i]);
-    else if (source.byteLength > 0) bytes.set(source, addresses[i]);
+    else if (source.byteLength === sizes[i]) bytes.set(source, addresses[i]);
+    else throw new Error(`a source array has ${source.byteLength} bytes, expected ${sizes[i]}: its buffer was detached or resized while it was being copied`);
   }
 }
 
@@ -281,6 +316,9 @@ function plainColumn(name, column, nodes, sources) {
   for (let i = 0; i < n; i++) {
     const k = typeOfValue(column[i]);
     if (k === 'null') { nulls++; continue; }
+    if (k === 'bigint' && BigInt.asIntN(64, column[i]) !== column[i]) {
+      throw new Error(`${where}: entry ${i} (${column[i]}) does not fit in an int64`);
+    }
     if (kindFound === 'null') {
       if (!['string', 'boolean', 'number', 'bigint'].includes(k)) {
         throw new Error(`${where}: entry ${i} is ${k === 'object' ? kind(column[i]) : `a ${k}`}; supported entries are strings, booleans, numbers, bigints and null`);
@@ -309,14 +347,18 @@ function plainColumn(name, column, nodes, sources) {
     default: // bigint
       sources.push(sized((buffer, address) => {
         const out = new BigInt64Array(buffer, address, n);
-        for (let i = 0; i < n; i++) out[i] = BigInt.asIntN(64, column[i] ?? 0n);
+        for (let i = 0; i < n; i++) out[i] = column[i] ?? 0n; // each checked to fit above
       }, n * 8));
       return { name, nullable: true, type: { id: 2, name: 'Int64', bitWidth: 64, isSigned: true } };
   }
 }
 
 /** `{ name: column }` → the same description as `describeArrowJS`, one batch. */
-export function describeColumns(columns) {
+export function describeColumns(columns, memory) {
+  return describing(memory, () => describePlain(columns));
+}
+
+function describePlain(columns) {
   if (columns === null || typeof columns !== 'object' || Array.isArray(columns)) {
     throw new Error(`batchFromColumns expects an object of columns ({ name: column }), found ${kind(columns)}`);
   }

@@ -11,6 +11,13 @@
 // Freeing: `token.freed` is set by Rust when the batch is dropped; every getter checks it
 // and throws rather than read freed memory.
 //
+// Reachability: the garbage collector frees a batch or table whose JS object it finds
+// unreachable (a FinalizationRegistry), and its memory is then reused. So a column keeps
+// its owner reachable (`column[OWNER]`: the batch or table object, set by the package
+// entry, or the parent column), and every view keeps its column reachable (`owners`): a
+// view in use never reads memory the collector freed under it. Neither link may be
+// stored where Rust holds a reference, or the owner could never be collected.
+//
 // toArray()/get(i) follow apache-arrow JS `Vector.get(i)`, with these choices:
 //   null slots -> null (for every type; Arrow JS's toArray() on numbers ignores nulls)
 //   int64/uint64, time64, duration -> bigint; other ints, floats, time32 -> number
@@ -28,6 +35,17 @@
 //   run-end encoded -> the value of the run that holds the row (expanded)
 
 const FREED = "this column's RecordBatch was freed; keep the batch (or table) alive while you read its columns";
+
+/** The key under which a column holds what owns its memory (also set in extras.js). */
+export const OWNER = Symbol.for('quiver-arrow.owner');
+
+const owners = new WeakMap();
+
+/** Keeps `owner` reachable for as long as `view` is; returns `view`. */
+export function keepAlive(view, owner) {
+  if (view != null) owners.set(view, owner);
+  return view;
+}
 
 // Batches of one stream share a schema, so its parsed type tree is reused. Bounded, since
 // a page may see many schemas over its life.
@@ -274,7 +292,7 @@ export class Column {
   }
 
   get values() {
-    return this.#live(this.#valuesView) ?? (this.#valuesView = this.#values());
+    return this.#live(this.#valuesView) ?? (this.#valuesView = keepAlive(this.#values(), this));
   }
 
   #values() {
@@ -308,7 +326,7 @@ export class Column {
       return null;
     }
     return this.#live(this.#validityView)
-      ?? (this.#validityView = this.#bitmap(validity.address, this.#bitmapStart, this.length));
+      ?? (this.#validityView = keepAlive(this.#bitmap(validity.address, this.#bitmapStart, this.length), this));
   }
 
   /** Bit offset of row 0 in `validity` (0 to 7; 0 for decoded IPC). */
@@ -317,7 +335,7 @@ export class Column {
   }
 
   get offsets() {
-    return this.#live(this.#offsetsView) ?? (this.#offsetsView = this.#offsets());
+    return this.#live(this.#offsetsView) ?? (this.#offsetsView = keepAlive(this.#offsets(), this));
   }
 
   #offsets() {
@@ -331,15 +349,19 @@ export class Column {
   }
 
   get typeIds() {
+    if (this.#token.freed) throw new Error(FREED);
     if (this.type.id !== 'Union') return undefined;
-    return this.#live(this.#typeIdsView) ?? (this.#typeIdsView = this.#buffer(0, Int8Array, this.#start, this.length));
+    return this.#live(this.#typeIdsView)
+      ?? (this.#typeIdsView = keepAlive(this.#buffer(0, Int8Array, this.#start, this.length), this));
   }
 
   get dataBuffers() {
+    if (this.#token.freed) throw new Error(FREED);
     const { id } = this.type;
     if (id !== 'Utf8View' && id !== 'BinaryView') return undefined;
     return this.#node.buffers.slice(1).map((b, i) =>
-      this.#live(this.#dataViews[i]) ?? (this.#dataViews[i] = new Uint8Array(this.#memory.buffer, b.address, b.bytes)));
+      this.#live(this.#dataViews[i])
+        ?? (this.#dataViews[i] = keepAlive(new Uint8Array(this.#memory.buffer, b.address, b.bytes), this)));
   }
 
   /** Child columns, row-aligned with this column for struct and sparse union. */
@@ -352,13 +374,13 @@ export class Column {
       this.#children = id === 'Dictionary' ? [] : nodes.map((node, i) => {
         if (id === 'Struct' || (id === 'Union' && mode === 'Sparse')) {
           // As in the C data interface, the parent's offset applies to these children.
-          return new Column(fields[i], node, this.#token, this.#memory, this.#start, this.length);
+          return this.#part(new Column(fields[i], node, this.#token, this.#memory, this.#start, this.length));
         }
         if (id === 'FixedSizeList') {
-          return new Column(fields[i], node, this.#token, this.#memory,
-            this.#start * listSize, this.length * listSize);
+          return this.#part(new Column(fields[i], node, this.#token, this.#memory,
+            this.#start * listSize, this.length * listSize));
         }
-        return new Column(fields[i], node, this.#token, this.#memory);
+        return this.#part(new Column(fields[i], node, this.#token, this.#memory));
       });
     }
     return this.#children;
@@ -366,12 +388,19 @@ export class Column {
 
   /** The values of a dictionary column, as a column. */
   get dictionary() {
-    if (this.type.id !== 'Dictionary') return undefined;
     if (this.#token.freed) throw new Error(FREED);
-    return new Column(this.field.children[0], this.#node.children[0], this.#token, this.#memory);
+    if (this.type.id !== 'Dictionary') return undefined;
+    return this.#part(new Column(this.field.children[0], this.#node.children[0], this.#token, this.#memory));
+  }
+
+  /** A column made from this one's memory, which keeps this one (and so its owner) reachable. */
+  #part(column) {
+    column[OWNER] = this;
+    return column;
   }
 
   get nullCount() {
+    if (this.#token.freed) throw new Error(FREED);
     if (this.#nullCount === undefined) {
       const valid = this.validReader();
       let nulls = 0;
@@ -666,22 +695,16 @@ export class ChunkedColumn {
   }
 }
 
-// The chunked columns of each table, by its layouts array (which Rust builds once).
-const chunked = new WeakMap();
-
 /**
- * Column `index` over all batch layouts of a table, built once per table and column;
- * `types` describes it when the table has no batches.
+ * Column `index` over all batch layouts of a table; `types` describes it when the table
+ * has no batches. Not cached here, where Rust holds the layouts: the package entry caches
+ * it per table object, which the column keeps reachable (see the top of this file).
  */
 export function makeChunkedColumn(layouts, types, index, token, memory) {
-  let columns = chunked.get(layouts);
-  if (columns === undefined) chunked.set(layouts, (columns = []));
-  if (columns[index] === undefined) {
-    const field = typeTree(types)[index];
-    const chunks = layouts.map((layout) => makeColumn(layout, index, token, memory));
-    columns[index] = new ChunkedColumn(chunks, field);
-  }
-  return columns[index];
+  const field = typeTree(types)[index];
+  const column = new ChunkedColumn(layouts.map((layout) => makeColumn(layout, index, token, memory)), field);
+  for (const chunk of column.chunks) chunk[OWNER] = column;
+  return column;
 }
 
 /** Every row of every layout as a plain object `{ [column name]: value }`. */

@@ -22,10 +22,10 @@ use crate::import::{allocate, assemble, schema_from_specs, FieldSpec, Node};
 #[wasm_bindgen(module = "/src/js/fromjs.js")]
 extern "C" {
     #[wasm_bindgen(js_name = describeArrowJS, catch)]
-    fn describe_arrow_js(value: &JsValue) -> Result<JsValue, JsValue>;
+    fn describe_arrow_js(value: &JsValue, memory: &JsValue) -> Result<JsValue, JsValue>;
 
     #[wasm_bindgen(js_name = describeColumns, catch)]
-    fn describe_columns(columns: &JsValue) -> Result<JsValue, JsValue>;
+    fn describe_columns(columns: &JsValue, memory: &JsValue) -> Result<JsValue, JsValue>;
 
     #[wasm_bindgen(js_name = fillBuffers, catch)]
     fn fill_buffers(
@@ -114,7 +114,8 @@ pub fn from_arrow_js(
     )]
     value: JsValue,
 ) -> WasmResult<JsValue> {
-    let (is_table, schema, mut batches) = import(describe_arrow_js(&value).map_err(rethrow)?)?;
+    let (is_table, schema, mut batches) =
+        import(describe_arrow_js(&value, &wasm_bindgen::memory()).map_err(rethrow)?)?;
     match batches.pop() {
         Some(batch) if !is_table => Ok(RecordBatch::new(batch).into()),
         batch => {
@@ -144,7 +145,8 @@ pub fn from_arrow_js(
 pub fn batch_from_columns(
     #[wasm_bindgen(unchecked_param_type = "Record<string, ArrayLike<unknown>>")] columns: JsValue,
 ) -> WasmResult<RecordBatch> {
-    let (_, _, mut batches) = import(describe_columns(&columns).map_err(rethrow)?)?;
+    let (_, _, mut batches) =
+        import(describe_columns(&columns, &wasm_bindgen::memory()).map_err(rethrow)?)?;
     batches
         .pop()
         .map(RecordBatch::new)
@@ -178,7 +180,7 @@ fn import(description: JsValue) -> WasmResult<(bool, SchemaRef, Vec<arrow_array:
         let header: Uint32Array = get(&batch, "header")?.unchecked_into();
         let header = header.to_vec();
         let (num_rows, nodes, sizes) = split_header(&header)?;
-        let mut filled = allocate(sizes);
+        let mut filled = allocate(sizes)?;
         let addresses: Vec<u32> = filled.addresses().into_iter().map(|a| a as u32).collect();
         fill_buffers(&batch, &Uint32Array::from(addresses.as_slice()), &memory).map_err(rethrow)?;
         let copied = filled.total_bytes() as u64;

@@ -68,7 +68,7 @@ export interface WriterStats {
   /**
    * Bytes copied beyond writing each output byte once: compressed buffers staged before
    * their chunk is sized, input the codec copies into its own buffer first (LZ4, and ZSTD
-   * through ruzstd), and `chunkSizing: 'fixed'` copies. 0 when uncompressed.
+   * through ruzstd), and `chunkSizing: 'fixed'` copies. 0 when uncompressed and right-sized.
    */
   extraBytesCopied: number;
 }

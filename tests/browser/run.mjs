@@ -43,6 +43,8 @@ const context = await chromium.launchPersistentContext(profile, {
   args: [
     '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
     '--disable-background-networking', '--disable-component-update', '--disable-sync',
+    // gc() for tests/browser/reachability.test.js.
+    '--js-flags=--expose-gc',
   ],
 });
 

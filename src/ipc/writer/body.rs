@@ -305,7 +305,9 @@ impl BodyPlan {
             .map(|end| end.div_ceil(8))
             .filter(|&bytes| bytes <= source.len());
         if needed.is_none() {
-            return Err(too_short(source.len(), offset / 8, len.div_ceil(8) + 1));
+            // The bytes that hold bits offset..offset + len.
+            let (start, end) = (offset / 8, offset.saturating_add(len).div_ceil(8));
+            return Err(too_short(source.len(), start, end - start));
         }
         self.parts.push(if offset.is_multiple_of(8) {
             Part::Bytes(slice(source, offset / 8, len.div_ceil(8))?)

@@ -6,6 +6,7 @@ use wasm_bindgen::prelude::*;
 use web_sys::AbortSignal;
 
 use super::super::error::{usage, WasmResult};
+use super::super::options::shown;
 use crate::flight::SUBPROTOCOL;
 
 #[wasm_bindgen(typescript_custom_section)]
@@ -89,7 +90,8 @@ fn count(options: &JsValue, key: &str) -> WasmResult<Option<u64>> {
     match value.as_f64() {
         Some(n) if n >= 1.0 && n.fract() == 0.0 && n <= (1u64 << 40) as f64 => Ok(Some(n as u64)),
         _ => Err(usage(format!(
-            "option {key} must be a whole number from 1 to 2^40, found {value:?}"
+            "option {key} must be a whole number from 1 to 2^40, found {}",
+            shown(&value)
         ))),
     }
 }

@@ -237,6 +237,7 @@ impl PutStream {
 impl PutStream {
     /// Encodes `batch` (the first one decides the schema) and sends it as credit allows.
     /// Resolves once it is sent; rejects with a `FlightError` if the upload failed.
+    #[wasm_bindgen(unchecked_return_type = "Promise<void>")]
     pub fn write(&self, batch: &RecordBatch) -> WasmResult<Promise> {
         self.state.borrow_mut().write(batch)
     }

@@ -168,6 +168,11 @@ export function flightCases({ test, assert, quiver, env, WebSocket, ForeignWebSo
       assert.equal(text(results2[0]), 'stored 40000 rows');
       assert.equal(batches[0].numRows, 20_000, 'the batches stay the caller\'s');
       assert.equal((await client.doGet(`put:${name}`).readAll()).numRows, 40_000);
+      // Something else is refused before an upload starts, with what it expects.
+      await assert.rejects(client.doPut({ path: [name] }, batches[0]),
+        /doPut expects a Quiver Table or an array of Quiver RecordBatches/);
+      assert.equal(batches[0].numRows, 20_000);
+      assert.equal((await client.doGet(`put:${name}`).readAll()).numRows, 40_000);
     } finally {
       client.close();
     }

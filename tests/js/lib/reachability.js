@@ -1,0 +1,169 @@
+// What Quiver hands out keeps its wasm memory reachable, shared by Node
+// (tests/js/reachability.test.js) and Chromium (tests/browser/reachability.test.js). The
+// garbage collector frees a batch or table whose JS object is unreachable, and the
+// allocator reuses that memory: a column, view or chunk still in use must keep its owner
+// alive. And views of wasm memory passed back in must be read where they are, not through
+// a view that growth detached (Node, whose memory is not resizable).
+
+/** Registers the tests; `gc` collects garbage (node --expose-gc, Chromium --js-flags). */
+export function reachabilityTests({ test, assert, quiver, arrow, gc }) {
+  /** Collects garbage and lets the FinalizationRegistry callbacks run. */
+  async function collect() {
+    for (let i = 0; i < 4; i++) {
+      gc();
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    }
+  }
+
+  const ROWS = 1000;
+  const stream = (offset) => arrow.tableToIPC(arrow.tableFromArrays({
+    x: Float64Array.from({ length: ROWS }, (_, i) => offset + i),
+    s: arrow.vectorFromArray(Array.from({ length: ROWS }, (_, i) => `row ${offset + i}`), new arrow.Utf8()),
+  }), 'stream');
+  const expectedX = (offset) => Array.from({ length: ROWS }, (_, i) => offset + i);
+
+  /** Decodes and drops other streams, so that freed memory gets reused. */
+  function churn() {
+    for (let k = 0; k < 8; k++) quiver.tableFromIPC(stream(1e6 * (k + 1))).free();
+  }
+
+  test('a column keeps its dropped table alive, and its values right, through collection', async () => {
+    const column = (() => quiver.tableFromIPC(stream(0)).getChild('x'))();
+    const strings = (() => quiver.tableFromIPC(stream(0)).getChild('s'))();
+    await collect();
+    churn();
+    assert.deepEqual(column.toArray(), expectedX(0));
+    assert.equal(strings.get(7), 'row 7');
+  });
+
+  test('a batch column and its typed-array views keep their batch alive', async () => {
+    const bytes = stream(0);
+    const column = (() => {
+      const reader = new quiver.StreamReader();
+      reader.push(bytes);
+      return reader.nextBatch().column('x');
+    })();
+    const values = (() => quiver.tableFromIPC(bytes).getChild('x').chunks[0].values)();
+    const offsets = (() => quiver.tableFromIPC(bytes).getChild('s').chunks[0].offsets)();
+    await collect();
+    churn();
+    assert.deepEqual(column.toArray(), expectedX(0));
+    assert.deepEqual([...values], expectedX(0));
+    assert.equal(offsets[ROWS], [...Array(ROWS).keys()].reduce((n, i) => n + `row ${i}`.length, 0));
+  });
+
+  test('after free(), every column getter throws, cached or not', () => {
+    const table = quiver.tableFromIPC(stream(0));
+    const column = table.getChild('x').chunks[0];
+    assert.equal(column.nullCount, 0);
+    table.free();
+    for (const getter of ['values', 'validity', 'offsets', 'nullCount', 'typeIds', 'dataBuffers', 'dictionary', 'children']) {
+      assert.throws(() => column[getter], /RecordBatch was freed/, getter);
+    }
+  });
+
+  test('dropped tables and their columns are still freed once nothing holds them', async () => {
+    // In a function of its own, so that no variable of this (suspended) one holds a table.
+    const useAndDrop = (k) => {
+      const table = quiver.tableFromIPC(stream(k));
+      table.getChild('x').chunks[0].values.fill(0);
+      table.getChild(1).get(0);
+    };
+    // A first round: what the module keeps once allocated (lazy statics, and the glue's
+    // table of JS references, sized for the most held at once) is then in `before`.
+    const round = () => { for (let k = 0; k < 20; k++) useAndDrop(k); };
+    round();
+    await collect();
+    const before = quiver.memoryStats().liveBytes;
+    round();
+    assert.ok(quiver.memoryStats().liveBytes > before, 'the tables took memory');
+    await collect();
+    // Each table holds about 21 KB. What may stay is a few hundred bytes the module keeps
+    // for itself (112 were seen), not a table's worth.
+    const after = quiver.memoryStats().liveBytes;
+    assert.ok(after - before < 4096, `${after - before} bytes still live`);
+  });
+
+  test('batchFromColumns copies a view of wasm memory right when allocating grows memory', () => {
+    // A source larger than memory is now, so that allocating its copy must grow memory.
+    const rows = Math.ceil(quiver.memoryStats().wasmMemoryBytes / 8);
+    const source = quiver.batchFromColumns({ x: new Float64Array(rows).fill(1.5) });
+    const view = source.column('x').values;
+    const before = quiver.memoryStats().wasmMemoryBytes;
+    const copy = quiver.batchFromColumns({ y: view });
+    assert.ok(quiver.memoryStats().wasmMemoryBytes > before, 'memory grew');
+    const values = copy.column('y').values;
+    assert.equal(values.length, rows);
+    assert.ok(values.every((v) => v === 1.5));
+    copy.free();
+    source.free();
+  });
+
+  test('batchFromColumns refuses a bigint that does not fit in an int64', () => {
+    assert.throws(
+      () => quiver.batchFromColumns({ big: [1n, 2n ** 63n] }),
+      /batchFromColumns: column "big": entry 1 \(9223372036854775808\) does not fit in an int64/,
+    );
+    assert.deepEqual(quiver.batchFromColumns({ ok: [-(2n ** 63n), 2n ** 63n - 1n] }).column('ok').toArray(),
+      [-(2n ** 63n), 2n ** 63n - 1n]);
+  });
+
+  test('a StreamReader reads a pushed view of wasm memory when the push grows memory', () => {
+    // An IPC stream whose body is larger than memory is now, held in wasm memory as the
+    // bytes of a binary column: pushing it allocates the body, which grows memory.
+    const rows = Math.ceil(quiver.memoryStats().wasmMemoryBytes / 8);
+    const ipc = arrow.tableToIPC(arrow.tableFromArrays({ x: new Float64Array(rows).fill(2.5) }), 'stream');
+    const holder = quiver.fromArrowJS(arrow.tableFromArrays({
+      b: arrow.vectorFromArray([ipc], new arrow.Binary()),
+    }));
+    const view = holder.getChild('b').chunks[0].values;
+    assert.equal(view.length, ipc.length);
+    const before = quiver.memoryStats().wasmMemoryBytes;
+    const reader = new quiver.StreamReader();
+    reader.push(view);
+    reader.finish();
+    assert.ok(quiver.memoryStats().wasmMemoryBytes > before, 'memory grew');
+    const batch = reader.nextBatch();
+    assert.equal(batch.numRows, rows);
+    assert.ok(batch.column('x').values.every((v) => v === 2.5));
+    assert.equal(reader.stats.bytesCopied, ipc.length);
+    batch.free();
+    reader.free();
+    holder.free();
+  });
+
+  test('writer chunks keep their Chunks alive (views over resizable memory, copies elsewhere)', async () => {
+    const source = quiver.tableFromIPC(stream(0));
+    const pieces = (() => {
+      const writer = quiver.StreamWriter.forTable(source);
+      const chunks = writer.write(source.batches[0]);
+      return [chunks.chunk(0), ...chunks.toArray().slice(1), writer.finish().toUint8Array()];
+    })();
+    await collect();
+    churn();
+    const table = quiver.tableFromIPC(pieces);
+    assert.deepEqual(table.getChild('x').toArray(), expectedX(0));
+    table.free();
+    source.free();
+  });
+
+  test('a child vector of a zero-copy toArrowJS result keeps its memory alive', async () => {
+    // Room to reuse, so that nothing below grows memory (which would detach the views).
+    quiver.batchFromColumns({ room: new Float64Array(1 << 20) }).free();
+    const struct = new arrow.Struct([new arrow.Field('a', new arrow.Float64())]);
+    const bytes = arrow.tableToIPC(arrow.tableFromArrays({
+      st: arrow.vectorFromArray(expectedX(0).map((a) => ({ a })), struct),
+    }), 'stream');
+    const child = (() => {
+      const table = quiver.tableFromIPC(bytes);
+      const converted = quiver.toArrowJS(table, arrow, { zeroCopy: true });
+      table.free();
+      return converted.getChild('st').getChildAt(0);
+    })();
+    const grown = quiver.memoryStats().wasmMemoryBytes;
+    await collect();
+    churn();
+    assert.equal(quiver.memoryStats().wasmMemoryBytes, grown, 'memory did not grow');
+    assert.deepEqual([...child], expectedX(0));
+  });
+}
