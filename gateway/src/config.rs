@@ -6,6 +6,8 @@ use std::time::Duration;
 
 use clap::Parser;
 
+const DAY_SECS: u64 = 24 * 60 * 60;
+
 /// Bridges browser WebSockets (protocol `quiver-flight.v1`) to Arrow Flight gRPC servers.
 #[derive(Debug, Parser)]
 #[command(name = "quiver-gateway", version)]
@@ -120,8 +122,15 @@ impl Args {
         if self.max_streams == 0 {
             return Err(invalid("--max-streams must be at least 1".into()));
         }
-        if self.ping_interval_secs == 0 {
-            return Err(invalid("--ping-interval-secs must be at least 1".into()));
+        // Three missed pings end a connection: their sum must be a duration.
+        if !(1..=DAY_SECS).contains(&self.ping_interval_secs) {
+            return Err(invalid(format!(
+                "--ping-interval-secs must be from 1 to {DAY_SECS}, found {}",
+                self.ping_interval_secs
+            )));
+        }
+        if self.idle_timeout_secs == 0 {
+            return Err(invalid("--idle-timeout-secs must be at least 1".into()));
         }
         Ok(Config {
             upstream,
@@ -178,5 +187,7 @@ mod tests {
         );
         assert!(config(&["--demo", "--credit-window", "1099511627777"]).is_err());
         assert!(config(&["--demo", "--max-streams", "0"]).is_err());
+        assert!(config(&["--demo", "--ping-interval-secs", "6148914691236517206"]).is_err());
+        assert!(config(&["--demo", "--idle-timeout-secs", "0"]).is_err());
     }
 }

@@ -54,7 +54,12 @@ impl From<ProtocolError> for Close {
 enum Kind {
     Get(Arc<SharedCredit>),
     Put {
-        uploads: mpsc::UnboundedSender<Upload>,
+        /// Frames on their way to the upload task, at most `queued_frames(window)`: each
+        /// frame costs its payload in credit, but an empty one costs nothing.
+        uploads: mpsc::Sender<Upload>,
+        /// Room kept for the end of the upload, which must neither wait nor be lost;
+        /// `None` once the client has sent `end`.
+        end: Option<mpsc::OwnedPermit<Upload>>,
         credit: Arc<Mutex<Credit>>,
     },
     Call,
@@ -68,7 +73,8 @@ struct Entry {
 pub(crate) async fn run(socket: WebSocket, shared: Arc<Shared>) {
     let (sink, mut stream) = socket.split();
     let (out, out_rx) = mpsc::channel(OUT_QUEUE);
-    let writer = tokio::spawn(write_loop(sink, out_rx));
+    let written = Arc::new(Mutex::new(Instant::now()));
+    let writer = tokio::spawn(write_loop(sink, out_rx, written.clone()));
     let (done_tx, done_rx) = mpsc::unbounded_channel();
     let mut conn = Conn {
         shared,
@@ -81,12 +87,14 @@ pub(crate) async fn run(socket: WebSocket, shared: Arc<Shared>) {
     };
     let heard = Mutex::new(Instant::now());
     let ping_every = conn.shared.config.ping_interval;
+    let queue = conn.out.clone();
     // The watchdog runs beside `serve`, whose sends wait while the socket's queue is
     // full: a client that stops reading fills it and would otherwise never time out.
     let close = tokio::select! {
         close = conn.serve(&mut stream, done_rx, &heard) => close,
-        close = missed_pings(&heard, ping_every) => close,
+        close = watchdog(&heard, &written, &queue, ping_every) => close,
     };
+    drop(queue);
     let handshake = !matches!(close, Close::Gone);
     // Aborting drops each upstream call, which cancels it on the server.
     for (_, entry) in conn.streams.drain() {
@@ -130,20 +138,32 @@ pub(crate) async fn run(socket: WebSocket, shared: Arc<Shared>) {
     }
 }
 
-/// Resolves once the peer has sent nothing, not even a pong, for `MISSED_PINGS` pings.
-async fn missed_pings(heard: &Mutex<Instant>, ping_every: Duration) -> Close {
+/// Resolves once, for `MISSED_PINGS` pings, the peer has sent nothing (not even a pong),
+/// or messages have waited for it while none could be written: a client that keeps
+/// sending but never reads is closed too.
+async fn watchdog(
+    heard: &Mutex<Instant>,
+    written: &Mutex<Instant>,
+    queue: &mpsc::Sender<Message>,
+    ping_every: Duration,
+) -> Close {
     let limit = ping_every * MISSED_PINGS;
     loop {
-        let silent = last_heard(heard).elapsed();
+        let silent = read_instant(heard).elapsed();
         if silent >= limit {
             return Close::Idle("no answer to pings");
         }
-        tokio::time::sleep(limit - silent).await;
+        let waiting = queue.capacity() < queue.max_capacity();
+        let stalled = read_instant(written).elapsed();
+        if waiting && stalled >= limit {
+            return Close::Idle("not reading");
+        }
+        tokio::time::sleep((limit - silent).min(ping_every)).await;
     }
 }
 
-fn last_heard(heard: &Mutex<Instant>) -> Instant {
-    *heard.lock().unwrap_or_else(|e| e.into_inner())
+fn read_instant(at: &Mutex<Instant>) -> Instant {
+    *at.lock().unwrap_or_else(|e| e.into_inner())
 }
 
 /// Tells the client why its connection ends, and makes the 1002 close frame.
@@ -161,15 +181,21 @@ async fn protocol_close(out: &mpsc::Sender<Message>, message: String) -> CloseFr
     }
 }
 
+/// Writes queued messages to the socket. `written` is when the writer last made
+/// progress: took a message from the queue, or finished writing one.
 async fn write_loop(
     mut sink: futures::stream::SplitSink<WebSocket, Message>,
     mut rx: mpsc::Receiver<Message>,
+    written: Arc<Mutex<Instant>>,
 ) {
+    let progress = || *written.lock().unwrap_or_else(|e| e.into_inner()) = Instant::now();
     while let Some(msg) = rx.recv().await {
+        progress();
         let closing = matches!(msg, Message::Close(_));
         if sink.send(msg).await.is_err() || closing {
             break;
         }
+        progress();
     }
     let _ = sink.close().await;
 }
@@ -254,7 +280,7 @@ impl Conn {
                         return Close::Idle("idle timeout");
                     }
                     // A full queue means the client is not reading: no ping can reach
-                    // it then, and `missed_pings` will end the connection.
+                    // it then, and `watchdog` will end the connection.
                     if let Err(mpsc::error::TrySendError::Closed(_)) =
                         self.out.try_send(Message::Ping(Bytes::new()))
                     {
@@ -291,13 +317,16 @@ impl Conn {
                 }
                 None => self.ids.check_finished(stream)?,
             },
-            ClientMessage::End { stream } => match self.streams.get(&stream) {
+            ClientMessage::End { stream } => match self.streams.get_mut(&stream) {
                 Some(Entry {
-                    kind: Kind::Put { uploads, .. },
+                    kind: Kind::Put { end, .. },
                     ..
-                }) => {
-                    let _ = uploads.send(Upload::End);
-                }
+                }) => match end.take() {
+                    Some(room) => {
+                        room.send(Upload::End);
+                    }
+                    None => return Err(ProtocolError::AfterEnd(stream).into()),
+                },
                 Some(_) => return Err(ProtocolError::NotUpload(stream).into()),
                 None => self.ids.check_finished(stream)?,
             },
@@ -354,7 +383,8 @@ impl Conn {
             ClientMessage::DoPut { descriptor, .. } => {
                 let window = config.credit_window;
                 let credit = Arc::new(Mutex::new(Credit::new(window)?));
-                let (uploads, rx) = mpsc::unbounded_channel();
+                let (uploads, rx) = mpsc::channel(queued_frames(window) + 1);
+                let end = uploads.clone().try_reserve_owned().ok();
                 let task = DoPut {
                     stream,
                     client,
@@ -365,7 +395,12 @@ impl Conn {
                     out,
                     max_message: config.max_message_bytes,
                 };
-                self.spawn(stream, Kind::Put { uploads, credit }, task.run());
+                let kind = Kind::Put {
+                    uploads,
+                    end,
+                    credit,
+                };
+                self.spawn(stream, kind, task.run());
                 self.send(&ServerMessage::Credit {
                     stream,
                     bytes: window,
@@ -399,9 +434,17 @@ impl Conn {
             // Frames that raced the end of their stream are dropped.
             return Ok(self.ids.check_finished(stream)?);
         };
-        let Kind::Put { uploads, credit } = &entry.kind else {
+        let Kind::Put {
+            uploads,
+            end,
+            credit,
+        } = &entry.kind
+        else {
             return Err(ProtocolError::NotUpload(stream).into());
         };
+        if end.is_none() {
+            return Err(ProtocolError::AfterEnd(stream).into());
+        }
         credit
             .lock()
             .unwrap_or_else(|e| e.into_inner())
@@ -416,9 +459,19 @@ impl Conn {
                 ipc: bytes.slice(meta_end..),
             },
         };
-        let _ = uploads.send(upload);
+        // Closed: the upload task has ended, and its status is on its way.
+        if let Err(mpsc::error::TrySendError::Full(_)) = uploads.try_send(upload) {
+            let limit = uploads.max_capacity() - 1;
+            return Err(ProtocolError::TooManyFrames { stream, limit }.into());
+        }
         Ok(())
     }
+}
+
+/// How many frames of one DoPut may wait for the upstream: one per 256 bytes of the
+/// window, within 64..=65536. Credit bounds their bytes, this their count.
+fn queued_frames(window: u64) -> usize {
+    (window / 256).clamp(64, 1 << 16) as usize
 }
 
 #[cfg(test)]

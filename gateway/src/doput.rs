@@ -64,7 +64,7 @@ pub(crate) struct DoPut {
     pub client: Client,
     pub descriptor: FlightDescriptor,
     pub token: Option<String>,
-    pub uploads: mpsc::UnboundedReceiver<Upload>,
+    pub uploads: mpsc::Receiver<Upload>,
     pub credit: Arc<Mutex<Credit>>,
     pub out: mpsc::Sender<Message>,
     pub max_message: usize,
@@ -138,7 +138,7 @@ struct Feed {
 
 impl Feed {
     /// Returns when the client ends the upload, after ending the request stream.
-    async fn run(mut self, mut uploads: mpsc::UnboundedReceiver<Upload>) -> Result<(), Status> {
+    async fn run(mut self, mut uploads: mpsc::Receiver<Upload>) -> Result<(), Status> {
         let invalid = |e: quiver::flight::ProtocolError| Status::invalid_argument(e.to_string());
         let mut messages = Vec::new();
         while let Some(upload) = uploads.recv().await {

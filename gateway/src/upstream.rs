@@ -9,6 +9,7 @@
 //! connection window is sized so that its own streams cannot starve each other.
 
 use std::collections::HashMap;
+use std::time::Duration;
 
 use arrow_flight::flight_service_client::FlightServiceClient;
 use tonic::client::Grpc;
@@ -23,21 +24,29 @@ use crate::config::Config;
 pub(crate) struct Client {
     channel: Channel,
     max_message_bytes: usize,
+    max_segment_bytes: usize,
 }
 
 impl Client {
     /// The generated Flight client, for every call but DoPut.
     pub fn flight(&self) -> FlightServiceClient<Channel> {
         FlightServiceClient::new(self.channel.clone())
-            .max_decoding_message_size(self.max_message_bytes)
-            .max_encoding_message_size(self.max_message_bytes)
+            .max_decoding_message_size(self.grpc_message_bytes())
+            .max_encoding_message_size(self.grpc_message_bytes())
     }
 
     /// A plain gRPC client, for DoPut's own codec (see `doput.rs`).
     pub fn grpc(&self) -> Grpc<Channel> {
         Grpc::new(self.channel.clone())
-            .max_decoding_message_size(self.max_message_bytes)
-            .max_encoding_message_size(self.max_message_bytes)
+            .max_decoding_message_size(self.grpc_message_bytes())
+            .max_encoding_message_size(self.grpc_message_bytes())
+    }
+
+    /// A `FlightData` carries an IPC message of up to `max_message_bytes` plus its
+    /// app_metadata (up to a frame), descriptor and protobuf framing: room for those too.
+    fn grpc_message_bytes(&self) -> usize {
+        self.max_message_bytes
+            .saturating_add(self.max_segment_bytes + (64 << 10))
     }
 }
 
@@ -51,6 +60,7 @@ pub(crate) struct Upstreams {
     default: String,
     allowed: Vec<String>,
     max_message_bytes: usize,
+    max_segment_bytes: usize,
     connection_window: u32,
 }
 
@@ -73,6 +83,7 @@ impl Upstreams {
             default,
             allowed,
             max_message_bytes: config.max_message_bytes,
+            max_segment_bytes: config.max_segment_bytes,
             // h2 refuses (by panicking) a window above 2^31 - 1.
             connection_window: STREAM_WINDOW
                 .saturating_mul(config.max_streams.max(1))
@@ -100,10 +111,18 @@ impl Upstreams {
             .map_err(|e| Status::invalid_argument(format!("location {key}: {e}")))?
             .initial_stream_window_size(STREAM_WINDOW)
             .initial_connection_window_size(self.connection_window)
+            // A server that vanishes without a reset (power loss, a partition) is found by
+            // HTTP/2 pings, and its streams fail instead of waiting forever.
+            .connect_timeout(Duration::from_secs(10))
+            .tcp_keepalive(Some(Duration::from_secs(60)))
+            .http2_keep_alive_interval(Duration::from_secs(30))
+            .keep_alive_timeout(Duration::from_secs(20))
+            .keep_alive_while_idle(true)
             .connect_lazy();
         let client = Client {
             channel,
             max_message_bytes: self.max_message_bytes,
+            max_segment_bytes: self.max_segment_bytes,
         };
         pool.clients.insert(key, client.clone());
         Ok(client)

@@ -821,3 +821,79 @@ async fn json_calls_reach_pyarrow() {
     assert_eq!(code, 2);
     assert!(message.contains("unknown action nope"), "{message}");
 }
+
+/// Reads until the connection closes; returns its close frame and the protocol error
+/// message the gateway sent before it, if any.
+async fn until_closed(ws: &mut Ws) -> (Option<(u16, String)>, Option<String>) {
+    let mut error = None;
+    loop {
+        match ws.next().await {
+            Event::Json(ServerMessage::Error { message }) => error = Some(message),
+            Event::Closed(frame) => return (frame, error),
+            _ => {}
+        }
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn nothing_may_follow_the_end_of_an_upload() {
+    let up = Upstream::start(&[]);
+    let mut ws = Ws::to_gateway_for(&up).await;
+    ws.send(ClientMessage::DoPut {
+        stream: 1,
+        descriptor: Descriptor::Path(vec!["twice".into()]),
+    })
+    .await;
+    // A second end, sent at once: the upload is still on its way upstream.
+    ws.send(ClientMessage::End { stream: 1 }).await;
+    ws.send(ClientMessage::End { stream: 1 }).await;
+    let (frame, error) = until_closed(&mut ws).await;
+    assert_eq!(
+        error.as_deref(),
+        Some("DoPut stream 1 has ended: no frame or end may follow its end")
+    );
+    assert_eq!(frame.map(|f| f.0), Some(1002));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_client_that_sends_but_never_reads_is_closed() {
+    let up = Upstream::start(&[]);
+    let mut cfg = config(&up);
+    cfg.ping_interval = Duration::from_millis(200);
+    let mut ws = Ws::connect(gateway(cfg).await, None)
+        .await
+        .expect("connect");
+    // Far more than the socket buffers hold, with the credit to send it all.
+    ws.send(ClientMessage::DoGet {
+        stream: 1,
+        ticket: b"data:0:20000:100".to_vec(),
+        location: None,
+        credit: Some(1 << 30),
+    })
+    .await;
+    // The client keeps talking (each message is heard) but reads nothing for 3 s, five
+    // times what the watchdog allows a writer to stall while messages wait.
+    for _ in 0..30 {
+        ws.send(ClientMessage::Auth {
+            token: "still here".into(),
+        })
+        .await;
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    // Then it reads: what was buffered, and the end of the connection, not of the stream.
+    loop {
+        match ws.next().await {
+            Event::Closed(frame) => {
+                assert!(
+                    matches!(&frame, None | Some((1000, _))),
+                    "closed with {frame:?}"
+                );
+                break;
+            }
+            Event::Json(ServerMessage::Status { stream: 1, .. }) => {
+                panic!("the whole stream was delivered: the connection stayed open")
+            }
+            _ => {}
+        }
+    }
+}

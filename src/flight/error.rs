@@ -56,6 +56,10 @@ pub enum ProtocolError {
     NotDownload(u32),
     #[error("control message is not valid: {0}")]
     BadControl(String),
+    #[error("DoPut stream {stream} has {limit} frames waiting for the upstream; send fewer, larger frames")]
+    TooManyFrames { stream: u32, limit: usize },
+    #[error("DoPut stream {0} has ended: no frame or end may follow its end")]
+    AfterEnd(u32),
 }
 
 /// Results of the wire-protocol core.
