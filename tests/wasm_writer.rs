@@ -247,3 +247,19 @@ fn batch_metadata_must_be_strings() {
     // A refused value leaves the metadata as it was.
     assert_eq!(get(&batches[0].metadata(), "page"), "1");
 }
+
+#[wasm_bindgen_test]
+fn a_body_past_what_wasm32_can_address_is_an_error() {
+    use std::sync::Arc;
+
+    // 70 columns over one 64 MiB array: 4.4 GiB of body from 64 MiB of memory.
+    let values: arrow_array::ArrayRef = Arc::new(arrow_array::Int8Array::from(vec![1i8; 64 << 20]));
+    let columns = (0..70).map(|i| (format!("c{i}"), values.clone()));
+    let batch = arrow_array::RecordBatch::try_from_iter(columns).unwrap();
+    let options = quiver::ipc::writer::WriteOptions::default();
+    let error = quiver::ipc::writer::stream_message_sizes(&batch, &options).unwrap_err();
+    assert_eq!(
+        error.to_string(),
+        "the message body would pass 2147483647 bytes, more than one allocation can hold"
+    );
+}

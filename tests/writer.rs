@@ -439,3 +439,42 @@ fn bad_options_and_late_writes_are_refused() {
     assert_eq!(encoder.write(&batch).unwrap_err().to_string(), expected);
     assert_eq!(encoder.finish().unwrap_err().to_string(), expected);
 }
+
+#[test]
+fn a_struct_with_its_children_in_another_order_is_refused() {
+    let struct_of = |names: [&str; 2]| -> ArrayRef {
+        let fields: Fields = names
+            .iter()
+            .map(|n| Field::new(*n, DataType::Float64, false))
+            .collect();
+        let columns: Vec<ArrayRef> = vec![
+            Arc::new(arrow_array::Float64Array::from(vec![1.0])),
+            Arc::new(arrow_array::Float64Array::from(vec![2.0])),
+        ];
+        Arc::new(arrow_array::StructArray::new(fields, columns, None))
+    };
+    let xy = RecordBatch::try_from_iter([("s", struct_of(["x", "y"]))]).unwrap();
+    let yx = RecordBatch::try_from_iter([("s", struct_of(["y", "x"]))]).unwrap();
+    let mut encoder = StreamEncoder::try_new(xy.schema(), WriteOptions::default()).unwrap();
+    assert_eq!(
+        encoder.write(&yx).unwrap_err().to_string(),
+        "column 0 of the batch is \"s\": Struct(\"y\": non-null Float64, \"x\": non-null Float64) \
+         not null, but the writer's schema has \"s\": Struct(\"x\": non-null Float64, \"y\": \
+         non-null Float64) not null"
+    );
+    encoder.write(&xy).unwrap();
+}
+
+#[test]
+fn lz4_message_sizes_do_not_depend_on_what_the_writer_compressed_before() {
+    let opts = options(Some(Compression::Lz4Frame));
+    let column = |n: i64| -> ArrayRef { Arc::new(Int64Array::from_iter_values(0..n)) };
+    let small = RecordBatch::try_from_iter([("x", column(50))]).unwrap();
+    let big = RecordBatch::try_from_iter([("x", column(1 << 20))]).unwrap();
+    // What a fresh stream (messageSize) says the big batch takes...
+    let fresh = stream_message_sizes(&big, &opts).unwrap().record_batch;
+    // ...is what it takes after a small batch set up the writer's LZ4 encoder.
+    let mut encoder = StreamEncoder::try_new(small.schema(), opts).unwrap();
+    encoder.write(&small).unwrap();
+    assert_eq!(encoder.write(&big).unwrap().byte_length(), fresh);
+}

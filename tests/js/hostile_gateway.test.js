@@ -70,7 +70,8 @@ const scenarios = {
     ws.send(JSON.stringify(HELLO));
     ws.once('message', () => ws.send(JSON.stringify(HELLO)));
   },
-  // The schema, then more bytes than the 4096 of credit the DoGet opened with.
+  // The schema, then more bytes than the 4096 of credit the DoGet opened with (more than
+  // the window itself, so even a grant of the schema's bytes back cannot cover them).
   pastCredit: (ws) => {
     ws.send(JSON.stringify(HELLO));
     ws.once('message', (text) => {
@@ -78,7 +79,7 @@ const scenarios = {
       assert.equal(credit, 4096);
       const { schema } = stream();
       ws.send(dataFrame(id, schema));
-      ws.send(dataFrame(id, new Uint8Array(4096 - schema.length + 1)));
+      ws.send(dataFrame(id, new Uint8Array(4096 + 1)));
     });
   },
   // Every message but the end-of-stream marker, then OK.
@@ -100,6 +101,49 @@ const scenarios = {
       if (type !== 'doGet') return;
       ws.send(dataFrame(id, schema));
       ws.send(dataFrame(id, header));
+    });
+  },
+  // To a DoPut, 64 bytes of credit, then OK at once: the rest was never sent.
+  earlyPutOk: (ws) => {
+    ws.send(JSON.stringify(HELLO));
+    ws.once('message', (text) => {
+      const { stream: id } = JSON.parse(text);
+      ws.send(JSON.stringify({ type: 'credit', stream: id, bytes: 64 }));
+      ws.once('message', () => ws.send(ok(id)));
+    });
+  },
+  // The schema, then nothing, whatever the client says (a cancel included).
+  ignoresCancel: (ws) => {
+    ws.send(JSON.stringify(HELLO));
+    ws.once('message', (text) => ws.send(dataFrame(JSON.parse(text).stream, stream().schema)));
+  },
+  // All but the end-of-stream marker, which needs more credit than is left: sent once
+  // the client grants some (after it consumed the batch), then OK.
+  creditStall: (ws) => {
+    ws.send(JSON.stringify(HELLO));
+    const { bytes } = stream();
+    ws.on('message', (text) => {
+      const message = JSON.parse(text);
+      if (message.type === 'doGet') {
+        assert.equal(message.credit, bytes.length - EOS_LENGTH + 4);
+        ws.send(dataFrame(message.stream, bytes.subarray(0, bytes.length - EOS_LENGTH)));
+      } else if (message.type === 'credit') {
+        ws.send(dataFrame(message.stream, bytes.subarray(bytes.length - EOS_LENGTH)));
+        ws.send(ok(message.stream));
+      }
+    });
+  },
+  // Ticket "a" is a stream of float64 x, any other a stream of utf8 x.
+  mixedSchemas: (ws) => {
+    ws.send(JSON.stringify(HELLO));
+    ws.on('message', (text) => {
+      const { type, stream: id, ticket } = JSON.parse(text);
+      if (type !== 'doGet') return;
+      const x = Buffer.from(ticket, 'base64').toString() === 'a' ? Float64Array.of(1, 2) : ['p', 'q'];
+      const batch = quiver.batchFromColumns({ x });
+      ws.send(dataFrame(id, quiver.tableToIPC(batch)));
+      batch.free();
+      ws.send(ok(id));
     });
   },
   // A whole stream: the control case.
@@ -163,6 +207,55 @@ test('bytes beyond the granted credit break the protocol instead of filling memo
   const client = await connect('pastCredit');
   await rejects(client.doGet('t', { creditWindow: 4096 }).readAll(), 13,
     /exceeds the remaining credit of \d+ bytes/);
+  client.close();
+});
+
+/** `promise`, or a rejection after `ms`: a hang fails the test instead of the run. */
+function within(promise, ms = 5000) {
+  let timer;
+  const late = new Promise((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`still pending after ${ms} ms`)), ms);
+  });
+  return Promise.race([promise, late]).finally(() => clearTimeout(timer));
+}
+
+test('a DoPut that the server ends with OK before everything was sent is data loss', async () => {
+  const client = await connect('earlyPutOk');
+  const batch = quiver.batchFromColumns({ x: new Float64Array(1000) });
+  const put = client.startPut({ path: ['early'] });
+  const writes = [put.write(batch), put.write(batch)];
+  await rejects(within(put.finish()), 15, /ended with OK before all of it was sent/);
+  for (const write of writes) await rejects(within(write), 15, /before all of it was sent/);
+  put.free();
+  batch.free();
+  client.close();
+});
+
+test('cancel() ends a stream at once, even if the gateway never answers it', async () => {
+  const client = await connect('ignoresCancel');
+  const get = client.doGet('t');
+  const next = get.next();
+  get.cancel();
+  await rejects(within(next), 1, /cancelled by the client/);
+  await rejects(within(get.next()), 1, /cancelled by the client/);
+  client.close();
+});
+
+test('credit is granted once every batch is consumed, even below a step: no deadlock', async () => {
+  const client = await connect('creditStall');
+  const { bytes } = stream();
+  // A window just short of the whole stream: the marker waits for a grant smaller than
+  // the window, which was the grant step.
+  const table = await within(client.doGet('t', { creditWindow: bytes.length - EOS_LENGTH + 4 }).readAll());
+  assert.deepEqual(table.getChild('x').toArray(), [1, 2, 3]);
+  table.free();
+  client.close();
+});
+
+test('fetchAll refuses endpoints whose columns differ instead of mixing their types', async () => {
+  const client = await connect('mixedSchemas');
+  await rejects(within(client.fetchAll({ endpoints: [{ ticket: 'a' }, { ticket: 'b' }] }, { ordered: true })), 3,
+    /endpoint 1 has the columns \(x: Utf8\), another endpoint \(x: Float64 not null\): they cannot form one table/);
   client.close();
 });
 

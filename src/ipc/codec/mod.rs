@@ -13,7 +13,7 @@ use std::io::Write;
 
 use arrow_buffer::Buffer;
 use arrow_ipc::CompressionType;
-use lz4_flex::frame::FrameEncoder;
+use lz4_flex::frame::{BlockSize, FrameEncoder, FrameInfo};
 
 use self::zstd::{Zstd, ZstdBackend};
 use super::error::{QuiverError, Result};
@@ -134,9 +134,13 @@ impl Codecs {
     ) -> Result<()> {
         match codec {
             Compression::Lz4Frame => {
-                let encoder = self
-                    .lz4_encoder
-                    .get_or_insert_with(|| FrameEncoder::new(Vec::new()));
+                // A fixed block size: lz4_flex's default picks one from the first buffer
+                // it ever compresses and keeps it, so a frame's size would depend on what
+                // the writer compressed before (and differ from `messageSize`'s).
+                let encoder = self.lz4_encoder.get_or_insert_with(|| {
+                    let info = FrameInfo::new().block_size(BlockSize::Max64KB);
+                    FrameEncoder::with_frame_info(info, Vec::new())
+                });
                 // The encoder writes into its own Vec; lend it `output` for this frame.
                 std::mem::swap(encoder.get_mut(), output);
                 let outcome = encoder

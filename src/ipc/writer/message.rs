@@ -91,12 +91,22 @@ impl MessageEncoder {
             }
         }
         self.buffers.clear();
-        let mut offset = 0;
+        let mut offset: usize = 0;
         for (index, part) in body.parts.iter().enumerate() {
             let len = self.stored_len(index, part);
             self.buffers
                 .push(arrow_ipc::Buffer::new(offset as i64, len as i64));
-            offset += len + padding(len);
+            // Buffers may share memory (one array behind many columns), so a body can
+            // outgrow the address space of wasm32 even though each buffer fits in it.
+            offset = offset
+                .checked_add(len + padding(len))
+                .filter(|&end| end <= isize::MAX as usize)
+                .ok_or_else(|| {
+                    QuiverError::Usage(format!(
+                        "the message body would pass {} bytes, more than one allocation can hold",
+                        isize::MAX
+                    ))
+                })?;
         }
         let body_len = offset;
 

@@ -17,7 +17,7 @@ mod options;
 use std::sync::Arc;
 
 use arrow_array::RecordBatch;
-use arrow_schema::SchemaRef;
+use arrow_schema::{DataType, Field, SchemaRef};
 
 pub use chunks::Chunks;
 pub use options::{ChunkSizing, WriteOptions, DEFAULT_MAX_CHUNK_BYTES, MIN_MAX_CHUNK_BYTES};
@@ -286,6 +286,46 @@ pub fn write_stream_with_metadata<'a>(
     Ok(all)
 }
 
+/// Whether a column of type `got` is written right under the schema's `want`: the same
+/// types, with nested fields in the same order under the same names and union type ids.
+/// arrow's `equals_datatype` ignores nested names and compares union fields as a set, so
+/// a struct<y, x> would pass for a struct<x, y> and its children be written swapped.
+fn same_layout(want: &DataType, got: &DataType) -> bool {
+    want.equals_datatype(got) && nested_names(want) == nested_names(got)
+}
+
+/// The names (and union type ids) of the fields nested in `data_type`, in pre-order.
+fn nested_names(data_type: &DataType) -> Vec<String> {
+    fn walk(data_type: &DataType, out: &mut Vec<String>) {
+        let mut field = |id: Option<i8>, f: &Field| {
+            out.push(match id {
+                Some(id) => format!("{id}:{}", f.name()),
+                None => f.name().clone(),
+            });
+            walk(f.data_type(), out);
+        };
+        match data_type {
+            DataType::Struct(fields) => fields.iter().for_each(|f| field(None, f)),
+            DataType::Union(fields, _) => fields.iter().for_each(|(id, f)| field(Some(id), f)),
+            DataType::List(f)
+            | DataType::LargeList(f)
+            | DataType::ListView(f)
+            | DataType::LargeListView(f)
+            | DataType::FixedSizeList(f, _)
+            | DataType::Map(f, _) => field(None, f),
+            DataType::RunEndEncoded(ends, values) => {
+                field(None, ends);
+                field(None, values);
+            }
+            DataType::Dictionary(_, values) => walk(values, out),
+            _ => {}
+        }
+    }
+    let mut out = Vec::new();
+    walk(data_type, &mut out);
+    out
+}
+
 /// Names, types and nullability must match; metadata may differ.
 fn check_batch_schema(schema: &SchemaRef, batch: &RecordBatch) -> Result<()> {
     let found = batch.schema_ref();
@@ -303,7 +343,7 @@ fn check_batch_schema(schema: &SchemaRef, batch: &RecordBatch) -> Result<()> {
     for (index, (want, got)) in schema.fields().iter().zip(found.fields()).enumerate() {
         if want.name() != got.name()
             || want.is_nullable() != got.is_nullable()
-            || !want.data_type().equals_datatype(got.data_type())
+            || !same_layout(want.data_type(), got.data_type())
         {
             return Err(QuiverError::Usage(format!(
                 "column {index} of the batch is \"{}\": {}{}, but the writer's schema has \"{}\": {}{}",

@@ -12,6 +12,7 @@ use wasm_bindgen_futures::{future_to_promise, JsFuture};
 
 use super::super::batch::table_with_metadata;
 use super::conn::{Conn, ConnRef};
+use super::error::{Failure, INVALID_ARGUMENT};
 use super::get::{ArrowBatch, GetState};
 use super::info::{schema_from_ipc, Target};
 use super::open::open_get;
@@ -108,15 +109,60 @@ async fn worker(conn: ConnRef, work: Rc<Work>, options: Rc<Fetch>) -> Result<JsV
         let collected = state.borrow_mut().collect().map_err(JsValue::from)?;
         let outcome = JsFuture::from(collected).await;
         work.open.borrow_mut().retain(|s| !Rc::ptr_eq(s, &state));
-        if let Err(error) = outcome {
-            work.failed.set(true);
-            for other in work.open.borrow().iter() {
-                other.borrow_mut().cancel();
+        let collected = outcome.and_then(|_| {
+            let (schema, batches) = state.borrow_mut().take_collected().map_err(|f| f.to_js())?;
+            same_columns(&mut work.schema.borrow_mut(), schema, i)?;
+            Ok(batches)
+        });
+        match collected {
+            Ok(batches) => work.results.borrow_mut()[i] = batches,
+            Err(error) => {
+                work.failed.set(true);
+                for other in work.open.borrow().iter() {
+                    other.borrow_mut().cancel();
+                }
+                return Err(error);
             }
-            return Err(error);
         }
-        let (schema, batches) = state.borrow_mut().take_collected().map_err(|f| f.to_js())?;
-        work.schema.borrow_mut().get_or_insert(schema);
-        work.results.borrow_mut()[i] = batches;
+    }
+}
+
+/// `name: type` of each column, for errors.
+fn columns(schema: &SchemaRef) -> String {
+    let column = |f: &arrow_schema::FieldRef| {
+        let null = if f.is_nullable() { "" } else { " not null" };
+        format!("{}: {}{null}", f.name(), f.data_type())
+    };
+    schema
+        .fields()
+        .iter()
+        .map(column)
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// Keeps the first endpoint's schema; a later endpoint's must have the same columns, or
+/// its batches would be read with another's types.
+fn same_columns(
+    first: &mut Option<SchemaRef>,
+    schema: SchemaRef,
+    endpoint: usize,
+) -> Result<(), JsValue> {
+    match first {
+        Some(first) if first.fields() != schema.fields() => Err(Failure::new(
+            INVALID_ARGUMENT,
+            format!(
+                "endpoint {endpoint} has the columns ({}), another endpoint ({}): they \
+                 cannot form one table",
+                columns(&schema),
+                columns(first)
+            ),
+        )
+        .to_js()),
+        Some(_) => Ok(()),
+        None => {
+            *first = Some(schema);
+            Ok(())
+        }
     }
 }

@@ -43,6 +43,9 @@ struct Credit {
     window: u64,
     /// Grant back in steps of at least this many bytes, so one message per batch at most.
     step: u64,
+    /// The largest frame payload: with less credit than this left, the gateway may be
+    /// unable to send its next frame.
+    max_segment: u64,
     /// Payload bytes received; of those, bytes of batches not yet consumed; bytes granted back.
     received: u64,
     queued: u64,
@@ -67,11 +70,16 @@ impl Credit {
         Ok(())
     }
 
-    /// The grant owed now, if it is worth a message.
+    /// The grant owed now, if it is worth a message: a step's worth; or, once every batch
+    /// received was consumed, whatever is owed if the gateway has less than a frame's
+    /// credit left. It may then be waiting for a grant smaller than a step, and nothing
+    /// else would come.
     fn owed(&mut self) -> Option<u64> {
         let consumed = self.received - self.queued;
         let owed = consumed.saturating_sub(self.returned);
-        (owed >= self.step).then(|| {
+        let left = (self.window + self.returned).saturating_sub(self.received);
+        let stuck = self.queued == 0 && owed > 0 && left < self.max_segment;
+        (owed >= self.step || stuck).then(|| {
             self.returned += owed;
             owed
         })
@@ -126,6 +134,7 @@ impl GetState {
             credit: Credit {
                 window,
                 step: (window / 4).max(options.max_segment as u64).min(window),
+                max_segment: options.max_segment as u64,
                 received: 0,
                 queued: 0,
                 returned: 0,
@@ -174,11 +183,18 @@ impl GetState {
         }
     }
 
-    /// Asks the gateway to stop; the stream then ends with status CANCELLED.
+    /// Asks the gateway to stop, and ends the stream here with status CANCELLED at once:
+    /// a gateway that never answers (or a dead network) must not keep it waiting.
     pub fn cancel(&mut self) {
+        self.stop(Failure::new(CANCELLED, "cancelled by the client"));
+    }
+
+    /// Asks the gateway to stop the call, and ends the stream here with `failure`.
+    fn stop(&mut self, failure: Failure) {
         if self.done.is_none() && !self.cancelled {
             self.cancelled = true;
             self.send(&ClientMessage::Cancel { stream: self.id });
+            self.end(Err(failure));
         }
     }
 
@@ -199,8 +215,7 @@ impl GetState {
                 s.ipc_received += ipc.length() as u64;
                 if let Err(failure) = s.push(ipc) {
                     // The gateway forwards bytes as the server wrote them: stop the call.
-                    s.cancel();
-                    s.end(Err(failure));
+                    s.stop(failure);
                     return Ok(());
                 }
             }

@@ -15,7 +15,7 @@ use super::super::batch::RecordBatch;
 use super::super::error::{usage, WasmResult};
 use super::conn::{send, ConnRef};
 use super::deferred::Deferred;
-use super::error::Failure;
+use super::error::{Failure, CANCELLED, DATA_LOSS};
 use crate::flight::control::ClientMessage;
 use crate::flight::frame::{encode_header, Flags, FrameKind, HEADER_LEN};
 use crate::ipc::{Chunks, StreamEncoder, WriteOptions};
@@ -38,6 +38,8 @@ pub(super) struct PutState {
     drained: Vec<Deferred>,
     /// After `finish()`: `end` goes out once the pending bytes are sent.
     ending: bool,
+    /// Whether `end` went out: the upload is whole only then.
+    end_sent: bool,
     results: Vec<Vec<u8>>,
     done: Option<Result<(), Failure>>,
     finished: Option<Deferred>,
@@ -54,6 +56,7 @@ impl PutState {
             pending: VecDeque::new(),
             drained: Vec::new(),
             ending: false,
+            end_sent: false,
             results: Vec::new(),
             done: None,
             finished: None,
@@ -118,7 +121,7 @@ impl PutState {
                 waiter.resolve(&JsValue::UNDEFINED);
             }
             if std::mem::take(&mut self.ending) {
-                let _ = send(&ws, &ClientMessage::End { stream: self.id });
+                self.end_sent = send(&ws, &ClientMessage::End { stream: self.id }).is_ok();
             }
         }
     }
@@ -186,6 +189,16 @@ impl PutState {
         if self.done.is_some() {
             return;
         }
+        // The server may answer OK early, but what was never sent did not arrive.
+        let whole = self.end_sent && self.pending.is_empty();
+        let result = result.and_then(|()| match whole {
+            true => Ok(()),
+            false => Err(Failure::new(
+                DATA_LOSS,
+                "the upload ended with OK before all of it was sent (the batches and the \
+                 end of the stream): the server did not get every batch",
+            )),
+        });
         for waiter in self.drained.drain(..) {
             waiter.settle(result.clone().map(|()| JsValue::UNDEFINED));
         }
@@ -201,11 +214,13 @@ impl PutState {
         self.done = Some(result);
     }
 
+    /// Asks the gateway to stop, and ends the upload here with status CANCELLED at once.
     fn cancel(&mut self) {
         if self.done.is_none() {
             if let Some(ws) = &self.ws {
                 let _ = send(ws, &ClientMessage::Cancel { stream: self.id });
             }
+            self.finish(Err(Failure::new(CANCELLED, "cancelled by the client")));
         }
     }
 }
