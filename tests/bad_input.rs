@@ -573,3 +573,51 @@ fn a_delta_that_overflows_nested_dictionary_keys_is_an_error() {
     fresh.push(&stream()).unwrap();
     assert!(fresh.next_batch().is_some());
 }
+
+#[test]
+fn a_push_budget_caps_what_the_messages_of_one_push_decompress_to() {
+    use quiver::ipc::codec::Compression;
+    use quiver::ipc::writer::{write_stream, WriteOptions};
+
+    // Four ZSTD batches of 8 MB of zeros, a few KB each on the wire.
+    let zeros: ArrayRef = Arc::new(arrow_array::Int64Array::from(vec![0i64; 1 << 20]));
+    let batch = RecordBatch::try_from_iter([("z", zeros)]).unwrap();
+    let options = WriteOptions {
+        compression: Some(Compression::Zstd),
+        ..WriteOptions::default()
+    };
+    let bytes = write_stream(
+        batch.schema(),
+        &[batch.clone(), batch.clone(), batch.clone(), batch],
+        &options,
+    )
+    .unwrap()
+    .to_vec();
+    assert!(bytes.len() < 1 << 20, "{} bytes", bytes.len());
+
+    let mut decoder = StreamDecoder::new(ReadLimits::default());
+    decoder.set_push_budget(Some(20 << 20));
+    let error = decoder.push(&bytes).unwrap_err().to_string();
+    assert_eq!(
+        error,
+        "decompressed message bodies of one push of 8388608 bytes exceeds the memory the \
+         reader may still use = 4194304 bytes"
+    );
+    // The budget is per push: the same batches pushed one message at a time all decode.
+    let mut decoder = StreamDecoder::new(ReadLimits::default());
+    decoder.set_push_budget(Some(20 << 20));
+    let mut at = 0;
+    while at < bytes.len() {
+        let len = i32::from_le_bytes(bytes[at + 4..at + 8].try_into().unwrap()) as usize;
+        let end = if len == 0 {
+            bytes.len()
+        } else {
+            let message = arrow_ipc::root_as_message(&bytes[at + 8..at + 8 + len]).unwrap();
+            at + 8 + len + message.bodyLength() as usize
+        };
+        decoder.push(&bytes[at..end]).unwrap();
+        at = end;
+    }
+    decoder.finish().unwrap();
+    assert_eq!(std::iter::from_fn(|| decoder.next_batch()).count(), 4);
+}

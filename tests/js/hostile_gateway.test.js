@@ -1,27 +1,10 @@
 // The Flight client against a gateway that breaks the protocol (Node, with the `ws`
 // package as both ends): each call must fail with a clear error, never hang, trap or
 // end as if the data were whole, and the module must keep working afterwards.
-import { after, before, test } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { WebSocket, WebSocketServer } from 'ws';
 import * as quiver from 'quiver-arrow';
-
-const SUBPROTOCOL = 'quiver-flight.v1';
-const HELLO = {
-  type: 'hello', version: 1, maxSegmentBytes: 1 << 20, creditWindow: 8 << 20, maxStreams: 64, maxMessageBytes: 256 << 20,
-};
-const EOS_LENGTH = 8;
-
-/** A frame: stream id, kind 0 (data), flags first+last, no app_metadata, then `ipc`. */
-function dataFrame(stream, ipc) {
-  const frame = Buffer.alloc(12 + ipc.length);
-  frame.writeUInt32LE(stream, 0);
-  frame[5] = 0b11;
-  Buffer.from(ipc.buffer, ipc.byteOffset, ipc.length).copy(frame, 12);
-  return frame;
-}
-
-const ok = (stream) => JSON.stringify({ type: 'status', stream, code: 0, name: 'OK', message: '', details: '' });
+import { dataFrame, EOS_LENGTH, fakeGateway, HELLO, ok, rejects, within } from './lib/hostile.js';
 
 /** A valid IPC stream of one 3-row batch, and its first message (the schema) alone. */
 function stream() {
@@ -157,29 +140,7 @@ const scenarios = {
   },
 };
 
-let server;
-let base;
-before(async () => {
-  server = new WebSocketServer({
-    host: '127.0.0.1',
-    port: 0,
-    handleProtocols: (protocols) => (protocols.has(SUBPROTOCOL) ? SUBPROTOCOL : false),
-  });
-  server.on('connection', (ws, request) => scenarios[request.url.slice(1)](ws));
-  await new Promise((resolve) => server.on('listening', resolve));
-  base = `ws://127.0.0.1:${server.address().port}/`;
-});
-after(() => server.close());
-
-const connect = (scenario, options) => quiver.FlightClient.connect(base + scenario, { WebSocket, ...options });
-
-async function rejects(promise, code, message) {
-  await assert.rejects(promise, (error) => {
-    assert.equal(error.code, code, `code ${error.code}: ${error.message}`);
-    assert.match(error.message, message);
-    return true;
-  });
-}
+const connect = fakeGateway(quiver, scenarios);
 
 test('a gateway that never says hello: connect gives up when its signal aborts', async () => {
   const started = performance.now();
@@ -209,15 +170,6 @@ test('bytes beyond the granted credit break the protocol instead of filling memo
     /exceeds the remaining credit of \d+ bytes/);
   client.close();
 });
-
-/** `promise`, or a rejection after `ms`: a hang fails the test instead of the run. */
-function within(promise, ms = 5000) {
-  let timer;
-  const late = new Promise((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`still pending after ${ms} ms`)), ms);
-  });
-  return Promise.race([promise, late]).finally(() => clearTimeout(timer));
-}
 
 test('a DoPut that the server ends with OK before everything was sent is data loss', async () => {
   const client = await connect('earlyPutOk');
@@ -283,7 +235,7 @@ test('bodies declared and never sent are held to a budget shared by all DoGets, 
     const waiting = Array.from({ length: 5 }, () => client.doGet('t').next().catch((e) => e));
     // The sixth would bring it to 1200 MiB: its stream fails, and frees its body.
     await rejects(client.doGet('t').next(), 8,
-      /declares 2097\d{5} bytes of metadata and body, which brings the messages still arriving on this module's open DoGets to 12582\d{5} bytes, over their limit of 1073741824/);
+      /this DoGet holds 2097\d{5} bytes of messages still arriving and batches not yet read, which brings this module's open DoGets to 12582\d{5} bytes, over their limit of 1073741824/);
     assert.ok(live() - before >= 5 * DECLARED_BODY, 'the five waiting streams hold their bodies');
     // Closing ends the five (the second round shows their share of the budget came back).
     client.close();

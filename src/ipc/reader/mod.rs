@@ -46,6 +46,8 @@ pub struct StreamDecoder {
     ready: VecDeque<(RecordBatch, BatchMetadata)>,
     stats: ReadStats,
     failure: Option<String>,
+    /// What all the messages of one push may decompress to together, if capped.
+    push_budget: Option<u64>,
 }
 
 impl StreamDecoder {
@@ -59,7 +61,16 @@ impl StreamDecoder {
             ready: VecDeque::new(),
             stats: ReadStats::default(),
             failure: None,
+            push_budget: None,
         }
+    }
+
+    /// Caps the bytes that the compressed messages of each later push may decompress to,
+    /// together (each is also held to `maxDecompressedBytes`). The Flight client gives a
+    /// DoGet what is left of its memory budget: one frame may carry many small messages
+    /// that each expand a thousandfold.
+    pub fn set_push_budget(&mut self, bytes: Option<u64>) {
+        self.push_budget = bytes;
     }
 
     /// Feeds bytes that are already in this address space (native callers, tests).
@@ -89,6 +100,10 @@ impl StreamDecoder {
     ) -> Result<()> {
         self.check_healthy()?;
         self.stats.bytes_pushed += len as u64;
+        let mut limits = PushLimits {
+            limits: self.limits,
+            left: self.push_budget,
+        };
         let mut start = 0;
         while start < len {
             let destination = self.framer.destination();
@@ -106,7 +121,7 @@ impl StreamDecoder {
             let outcome = unsafe { self.framer.advance(n) }.and_then(|message| match message {
                 Some(message) => Self::decode(
                     message,
-                    &self.limits,
+                    &mut limits,
                     &mut self.decompressor,
                     &mut self.schema,
                     &mut self.dictionaries,
@@ -200,7 +215,7 @@ impl StreamDecoder {
 
     fn decode(
         message: RawMessage<'_>,
-        limits: &ReadLimits,
+        limits: &mut PushLimits,
         decompressor: &mut Decompressor,
         schema: &mut Option<SchemaRef>,
         dictionaries: &mut HashMap<i64, ArrayRef>,
@@ -247,7 +262,7 @@ impl StreamDecoder {
                 // rewritten to point there; an uncompressed one from the message itself.
                 let plain;
                 let (body, data) = if data.compression().is_some() {
-                    plain = decompressor.decompress(data, &message.body, limits)?;
+                    plain = limits.decompress(decompressor, data, &message.body)?;
                     stats.bytes_copied += plain.bytes_copied;
                     (&plain.body, plain.record_batch())
                 } else {
@@ -265,7 +280,7 @@ impl StreamDecoder {
                 // As for dictionaries; the decompression's copies count once the batch reads.
                 let plain;
                 let (body, batch, decompressed) = if batch.compression().is_some() {
-                    plain = decompressor.decompress(batch, &message.body, limits)?;
+                    plain = limits.decompress(decompressor, batch, &message.body)?;
                     (&plain.body, plain.record_batch(), plain.bytes_copied)
                 } else {
                     (&message.body, batch, 0)
@@ -286,6 +301,49 @@ impl StreamDecoder {
             }
         }
         Ok(())
+    }
+}
+
+/// The limits of one push: the reader's, and what is left of the push's decompression
+/// budget (see `StreamDecoder::set_push_budget`).
+struct PushLimits {
+    limits: ReadLimits,
+    left: Option<u64>,
+}
+
+impl PushLimits {
+    /// Decompresses `batch` within `maxDecompressedBytes` and what is left of the budget.
+    fn decompress<'d>(
+        &mut self,
+        decompressor: &'d mut Decompressor,
+        batch: arrow_ipc::RecordBatch<'_>,
+        body: &Buffer,
+    ) -> Result<decompress::Plain<'d>> {
+        let limits = &self.limits;
+        let Some(left) = self.left else {
+            return decompressor.decompress(batch, body, limits);
+        };
+        let capped = ReadLimits {
+            max_decompressed_bytes: limits.max_decompressed_bytes.min(left),
+            ..*limits
+        };
+        let plain = decompressor
+            .decompress(batch, body, &capped)
+            .map_err(|error| match error {
+                QuiverError::LimitExceeded { found, .. }
+                    if left < limits.max_decompressed_bytes =>
+                {
+                    QuiverError::LimitExceeded {
+                        what: "decompressed message bodies of one push",
+                        limit: "the memory the reader may still use",
+                        found,
+                        max: left,
+                    }
+                }
+                other => other,
+            })?;
+        self.left = Some(left - plain.body.len() as u64);
+        Ok(plain)
     }
 }
 
@@ -375,6 +433,15 @@ fn read_dictionary(
     };
     dictionaries.insert(id, values);
     Ok(copied)
+}
+
+/// The bytes of a batch's buffers (a dictionary's values counted with each batch).
+pub fn batch_bytes(batch: &RecordBatch) -> u64 {
+    batch
+        .columns()
+        .iter()
+        .map(|c| data_bytes(&c.to_data()))
+        .sum()
 }
 
 /// The bytes of every buffer of `data` and its children.

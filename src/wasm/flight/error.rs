@@ -49,10 +49,12 @@ impl Failure {
 
 impl From<crate::ipc::QuiverError> for Failure {
     fn from(e: crate::ipc::QuiverError) -> Self {
-        Failure::new(
-            INTERNAL,
-            format!("the stream's IPC bytes do not decode: {e}"),
-        )
+        // A limit the client keeps is a lack of resources, not a broken stream.
+        let code = match e {
+            crate::ipc::QuiverError::LimitExceeded { .. } => RESOURCE_EXHAUSTED,
+            _ => INTERNAL,
+        };
+        Failure::new(code, format!("the stream's IPC bytes do not decode: {e}"))
     }
 }
 

@@ -26,7 +26,7 @@ use super::reserve::{BodyReservation, MAX_PENDING_BODY_BYTES};
 use crate::flight::control::ClientMessage;
 use crate::flight::frame::{FrameKind, Header};
 use crate::flight::ProtocolError;
-use crate::ipc::{BatchMetadata, ReadLimits, StreamDecoder};
+use crate::ipc::{batch_bytes, BatchMetadata, ReadLimits, StreamDecoder};
 
 /// A decoded batch with its message's custom metadata.
 pub(super) type ArrowBatch = (arrow_array::RecordBatch, BatchMetadata);
@@ -96,12 +96,15 @@ pub(super) struct GetState {
     /// client or the stream (`client.doGet(t).readAll()`); dropped at the end.
     conn: Option<ConnRef>,
     decoder: StreamDecoder,
-    /// The body the decoder has allocated for the message still arriving.
+    /// What the decoder has allocated for the message still arriving, and the queue.
     reservation: BodyReservation,
+    /// The bytes of the batches in `queue`.
+    queued_memory: u64,
     credit: Credit,
     ipc_received: u64,
     rows: u64,
-    queue: VecDeque<(ArrowBatch, u64)>,
+    /// Batches nobody has read yet, each with its payload bytes and its memory.
+    queue: VecDeque<(ArrowBatch, u64, u64)>,
     waiter: Option<Deferred>,
     collect: Option<Collect>,
     done: Option<Result<(), Failure>>,
@@ -131,6 +134,7 @@ impl GetState {
             ws,
             decoder: StreamDecoder::new(ReadLimits::default()),
             reservation: BodyReservation::default(),
+            queued_memory: 0,
             credit: Credit {
                 window,
                 step: (window / 4).max(options.max_segment as u64).min(window),
@@ -220,6 +224,10 @@ impl GetState {
                 }
             }
             s.drain();
+            if let Err(failure) = s.hold() {
+                s.stop(failure);
+                return Ok(());
+            }
             s.grant();
             s.on_progress.clone().map(|f| (f, s.progress()))
         };
@@ -229,18 +237,27 @@ impl GetState {
         Ok(())
     }
 
-    /// Decodes a frame's IPC bytes, and holds what the decoder allocated for the message
-    /// they leave unfinished against the budget all DoGets share.
+    /// Decodes a frame's IPC bytes. What its messages decompress to must fit in what is
+    /// left of the budget all DoGets share.
     fn push(&mut self, ipc: &Uint8Array) -> Result<(), Failure> {
+        let held = self.decoder.reserved_bytes() as u64 + self.queued_memory;
+        let left = self.reservation.available().saturating_sub(held);
+        self.decoder.set_push_budget(Some(left));
         push_js(&mut self.decoder, ipc)?;
-        let reserved = self.decoder.reserved_bytes() as u64;
-        self.reservation.hold(reserved).map_err(|total| {
+        Ok(())
+    }
+
+    /// Holds what the decoder has allocated for the message still arriving, and the
+    /// batches nobody has read yet, against the budget all DoGets share.
+    fn hold(&mut self) -> Result<(), Failure> {
+        let held = self.decoder.reserved_bytes() as u64 + self.queued_memory;
+        self.reservation.hold(held).map_err(|total| {
             Failure::new(
                 RESOURCE_EXHAUSTED,
                 format!(
-                    "a message declares {reserved} bytes of metadata and body, which brings \
-                     the messages still arriving on this module's open DoGets to {total} \
-                     bytes, over their limit of {MAX_PENDING_BODY_BYTES} bytes"
+                    "this DoGet holds {held} bytes of messages still arriving and batches not \
+                     yet read, which brings this module's open DoGets to {total} bytes, over \
+                     their limit of {MAX_PENDING_BODY_BYTES} bytes"
                 ),
             )
         })
@@ -257,7 +274,9 @@ impl GetState {
                 waiter.resolve(&RecordBatch::with_metadata(batch, metadata).into());
             } else {
                 self.credit.queued += bytes;
-                self.queue.push_back(((batch, metadata), bytes));
+                let memory = batch_bytes(&batch);
+                self.queued_memory += memory;
+                self.queue.push_back(((batch, metadata), bytes, memory));
             }
         }
     }
@@ -323,8 +342,11 @@ impl GetState {
     }
 
     fn next(&mut self) -> Result<Promise, JsError> {
-        if let Some(((batch, metadata), bytes)) = self.queue.pop_front() {
+        if let Some(((batch, metadata), bytes, memory)) = self.queue.pop_front() {
             self.credit.queued -= bytes;
+            self.queued_memory -= memory;
+            // Less than before: what other streams hold may be over, but not this one.
+            let _ = self.hold();
             self.grant();
             let batch = RecordBatch::with_metadata(batch, metadata);
             return Ok(Promise::resolve(&JsValue::from(batch)));
@@ -350,8 +372,10 @@ impl GetState {
                 "readAll() was called while a previous next() or readAll() is pending",
             ));
         }
-        let batches = self.queue.drain(..).map(|(b, _)| b).collect();
+        let batches = self.queue.drain(..).map(|(b, _, _)| b).collect();
         self.credit.queued = 0;
+        self.queued_memory = 0;
+        let _ = self.hold();
         self.grant();
         let (promise, done) = match &self.done {
             Some(Ok(())) => (Promise::resolve(&JsValue::UNDEFINED), None),

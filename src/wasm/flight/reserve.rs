@@ -1,13 +1,14 @@
-//! The budget every DoGet shares: bytes its decoder has allocated for a message body that
-//! is still arriving. A message declares its body's size, and the decoder allocates that
-//! much (up to `maxMessageBytes`) as soon as the header is in. Unchecked, a gateway could
-//! make each open stream hold 256 MiB that it never fills, until wasm memory ran out and
-//! some later allocation trapped the module.
+//! The budget every DoGet shares: bytes its decoder has allocated for a message still
+//! arriving, and its decoded batches nobody has read yet. A message declares its sizes,
+//! and the decoder allocates them (up to `maxMessageBytes`) as soon as the header is in;
+//! a compressed one expands when it completes. Unchecked, a gateway could make each open
+//! stream hold 256 MiB that it never fills, or frames of small messages that each expand a
+//! thousandfold, until wasm memory ran out and some later allocation trapped the module.
 
 use std::cell::Cell;
 
-/// What the open DoGets of this module may hold together for messages still arriving
-/// (their metadata and bodies, allocated before their bytes arrive).
+/// What the open DoGets of this module may hold together: messages still arriving (their
+/// metadata and bodies, allocated before their bytes arrive) and batches not yet read.
 pub(super) const MAX_PENDING_BODY_BYTES: u64 = 1 << 30;
 
 thread_local! {
@@ -31,6 +32,13 @@ impl BodyReservation {
             return Err(total);
         }
         Ok(())
+    }
+}
+
+impl BodyReservation {
+    /// What this stream could hold in all, given what the others hold now.
+    pub fn available(&self) -> u64 {
+        MAX_PENDING_BODY_BYTES.saturating_sub(PENDING.get() - self.held)
     }
 }
 
