@@ -37,8 +37,17 @@ use tonic::{Request, Response, Status, Streaming};
 const MAX_ROWS: usize = 1 << 22;
 const MAX_BATCHES: usize = 1 << 20;
 const MAX_PARTS: usize = 1 << 10;
-/// Largest total a DoPut may store, so that the demo cannot be made to eat memory.
+/// Largest total the demo stores, over all its uploads, so that it cannot be made to eat
+/// memory.
 const MAX_STORED_BYTES: usize = 1 << 30;
+/// What one stored message costs beyond its bytes (the `FlightData` and its `Bytes`), so
+/// that empty messages count too.
+const MESSAGE_OVERHEAD: usize = 128;
+
+/// The memory `data` takes in the store, as counted against `MAX_STORED_BYTES`.
+fn stored_bytes(data: &FlightData) -> usize {
+    data.data_header.len() + data.data_body.len() + data.app_metadata.len() + MESSAGE_OVERHEAD
+}
 
 /// A parsed demo ticket.
 #[derive(Debug, Clone, PartialEq)]
@@ -281,7 +290,7 @@ impl FlightService for Demo {
                 }
                 name = desc.path.into_iter().next();
             }
-            bytes += d.data_header.len() + d.data_body.len();
+            bytes += stored_bytes(&d);
             if bytes > MAX_STORED_BYTES {
                 return Err(Status::resource_exhausted("demo DoPut is limited to 1 GiB"));
             }
@@ -289,10 +298,23 @@ impl FlightService for Demo {
         }
         let name = name.ok_or_else(|| Status::invalid_argument("DoPut sent no descriptor"))?;
         let count = data.len();
-        self.stored
+        let mut stored = self
+            .stored
             .lock()
-            .map_err(|_| Status::internal("store lock poisoned"))?
-            .insert(name, data);
+            .map_err(|_| Status::internal("store lock poisoned"))?;
+        // An upload under a stored name replaces it.
+        let others: usize = stored
+            .iter()
+            .filter(|(stored_name, _)| **stored_name != name)
+            .flat_map(|(_, messages)| messages.iter().map(stored_bytes))
+            .sum();
+        if others + bytes > MAX_STORED_BYTES {
+            return Err(Status::resource_exhausted(
+                "the demo stores at most 1 GiB of uploads in all",
+            ));
+        }
+        stored.insert(name, data);
+        drop(stored);
         let ack = PutResult {
             app_metadata: format!("stored {count} messages").into(),
         };

@@ -897,3 +897,25 @@ async fn a_client_that_sends_but_never_reads_is_closed() {
         }
     }
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_demo_service_stores_an_upload_and_replays_it() {
+    let gw = support::GatewayProcess::start(&["--demo"]);
+    let mut ws = Ws::connect(gw.addr, None).await.expect("connect");
+    let original = ws.do_get(1, "rows=1000&batches=3", None).await.batches();
+    let mut w = arrow_ipc::writer::StreamWriter::try_new(Vec::new(), &original[0].schema())
+        .expect("writer");
+    for b in &original {
+        w.write(b).expect("write");
+    }
+    w.finish().expect("finish");
+    let ipc = w.into_inner().expect("bytes");
+    ws.send(ClientMessage::DoPut {
+        stream: 3,
+        descriptor: Descriptor::Path(vec!["kept".into()]),
+    })
+    .await;
+    upload(&mut ws, 3, &ipc, 4096).await;
+    assert_eq!(ws.status(3).await.0, 0);
+    assert_eq!(ws.do_get(5, "put=kept", None).await.batches(), original);
+}
