@@ -47,7 +47,8 @@ function keepOwners({ RecordBatch, Table, Chunks }) {
     let columns = chunked.get(this);
     if (columns === undefined) chunked.set(this, (columns = new Map()));
     let column = columns.get(key);
-    if (column === undefined) {
+    // A freed table (the glue zeroes its pointer) goes to the glue, which throws.
+    if (column === undefined || this.__wbg_ptr === 0) {
       column = owned(getChild.call(this, key), this);
       columns.set(key, column);
     }

@@ -60,6 +60,8 @@ export function reachabilityTests({ test, assert, quiver, arrow, gc }) {
     for (const getter of ['values', 'validity', 'offsets', 'nullCount', 'typeIds', 'dataBuffers', 'dictionary', 'children']) {
       assert.throws(() => column[getter], /RecordBatch was freed/, getter);
     }
+    // The chunked column the table cached is not handed out again once it is freed.
+    assert.throws(() => table.getChild('x'), /freed/);
   });
 
   test('dropped tables and their columns are still freed once nothing holds them', async () => {
