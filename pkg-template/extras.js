@@ -28,16 +28,18 @@ const chunkOwners = new WeakMap();
  * throw that its batch was freed when nobody freed it.
  */
 function keepOwners({ RecordBatch, Table, Chunks }) {
+  // Each of `value` (one or an array) keeps `owner` reachable.
   const owned = (value, owner) => {
     for (const column of Array.isArray(value) ? value : [value]) column[OWNER] = owner;
     return value;
   };
-  for (const name of ['column', 'columns']) {
-    const method = RecordBatch.prototype[name];
-    RecordBatch.prototype[name] = function (...args) {
-      return owned(method.apply(this, args), this);
-    };
-  }
+  const viewsOwned = (value, chunks) => {
+    for (const view of Array.isArray(value) ? value : [value]) {
+      if (view.buffer.resizable) chunkOwners.set(view, chunks);
+    }
+    return value;
+  };
+  wrapResults(RecordBatch.prototype, ['column', 'columns'], owned);
   // One chunked column per table and key, as a table spans many batch columns. Cached
   // here, by the table object, so that the column holding the table does not keep it
   // alive forever (a cache where Rust holds a reference would).
@@ -55,17 +57,16 @@ function keepOwners({ RecordBatch, Table, Chunks }) {
     return column;
   };
   // Absent from the decode-only build. Outside resizable memory chunks are copies.
-  if (Chunks) {
-    for (const name of ['chunk', 'toArray']) {
-      const method = Chunks.prototype[name];
-      Chunks.prototype[name] = function (...args) {
-        const value = method.apply(this, args);
-        for (const view of Array.isArray(value) ? value : [value]) {
-          if (view.buffer.resizable) chunkOwners.set(view, this);
-        }
-        return value;
-      };
-    }
+  if (Chunks) wrapResults(Chunks.prototype, ['chunk', 'toArray'], viewsOwned);
+}
+
+/** Replaces each method `names` of `proto` by one that returns `then(result, this)`. */
+function wrapResults(proto, names, then) {
+  for (const name of names) {
+    const method = proto[name];
+    proto[name] = function (...args) {
+      return then(method.apply(this, args), this);
+    };
   }
 }
 

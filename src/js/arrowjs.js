@@ -247,11 +247,11 @@ function orFree(keeper, build) {
  * the Quiver batch: held by the result when it views memory, freed at once otherwise.
  */
 export function arrowRecordBatch(layout, schema, arrow, options, memory, keeper) {
-  const zero = orFree(keeper, () => zeroCopy(options, memory));
-  const batch = orFree(keeper, () => {
+  const [zero, batch] = orFree(keeper, () => {
     checkArrow(arrow);
+    const zero = zeroCopy(options, memory);
     const ctx = context(arrow, memory, zero, keeper);
-    return arrowBatch(ctx, arrowSchema(arrow, layout.types, schema.metadata), layout);
+    return [zero, arrowBatch(ctx, arrowSchema(arrow, layout.types, schema.metadata), layout)];
   });
   if (zero) {
     keep(batch, keeper);
@@ -264,15 +264,15 @@ export function arrowRecordBatch(layout, schema, arrow, options, memory, keeper)
 
 /** An Arrow JS Table over the batches that `layouts` describe (see arrowRecordBatch). */
 export function arrowTable(types, layouts, quiverSchema, arrow, options, memory, keeper) {
-  const zero = orFree(keeper, () => zeroCopy(options, memory));
-  const [table, batches] = orFree(keeper, () => {
+  const [zero, table, batches] = orFree(keeper, () => {
     checkArrow(arrow);
+    const zero = zeroCopy(options, memory);
     const ctx = context(arrow, memory, zero, keeper);
     const schema = arrowSchema(arrow, types, quiverSchema.metadata);
     const batches = layouts.map((layout) => arrowBatch(ctx, schema, layout));
     // From the batches' schema, as Arrow JS's own reader does: RecordBatch rewrites its
     // schema (Schema.assign merges duplicate field names), which then differs from ours.
-    return [batches.length > 0 ? new arrow.Table(batches) : new arrow.Table(schema), batches];
+    return [zero, batches.length > 0 ? new arrow.Table(batches) : new arrow.Table(schema), batches];
   });
   if (zero) {
     keep(table, keeper);

@@ -240,17 +240,21 @@ impl GetState {
     /// Decodes a frame's IPC bytes. What its messages decompress to must fit in what is
     /// left of the budget all DoGets share.
     fn push(&mut self, ipc: &Uint8Array) -> Result<(), Failure> {
-        let held = self.decoder.reserved_bytes() as u64 + self.queued_memory;
-        let left = self.reservation.available().saturating_sub(held);
+        let left = self.reservation.available().saturating_sub(self.holding());
         self.decoder.set_push_budget(Some(left));
         push_js(&mut self.decoder, ipc)?;
         Ok(())
     }
 
-    /// Holds what the decoder has allocated for the message still arriving, and the
-    /// batches nobody has read yet, against the budget all DoGets share.
+    /// What the decoder has allocated for the message still arriving, and the batches
+    /// nobody has read yet.
+    fn holding(&self) -> u64 {
+        self.decoder.reserved_bytes() as u64 + self.queued_memory
+    }
+
+    /// Holds what this stream holds (see `holding`) against the budget all DoGets share.
     fn hold(&mut self) -> Result<(), Failure> {
-        let held = self.decoder.reserved_bytes() as u64 + self.queued_memory;
+        let held = self.holding();
         self.reservation.hold(held).map_err(|total| {
             Failure::new(
                 RESOURCE_EXHAUSTED,
