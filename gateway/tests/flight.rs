@@ -9,6 +9,7 @@ use arrow_ipc::CompressionType;
 use quiver::flight::control::{ClientMessage, Descriptor, ServerMessage};
 use quiver::flight::frame::{self, Flags, FrameKind};
 use quiver::flight::message::{prefix, Splitter, EOS};
+use quiver_gateway::Config;
 use support::{config, gateway, Event, Upstream, Ws, WAIT};
 use tokio_tungstenite::tungstenite::Message;
 
@@ -822,29 +823,40 @@ async fn json_calls_reach_pyarrow() {
     assert!(message.contains("unknown action nope"), "{message}");
 }
 
-/// Reads until the connection closes; returns its close frame and the protocol error
-/// message the gateway sent before it, if any.
+/// Reads until the connection closes, for at most `WAIT`; returns its close frame and the
+/// protocol error message the gateway sent before it, if any.
 async fn until_closed(ws: &mut Ws) -> (Option<(u16, String)>, Option<String>) {
     let mut error = None;
-    loop {
-        match ws.next().await {
-            Event::Json(ServerMessage::Error { message }) => error = Some(message),
-            Event::Closed(frame) => return (frame, error),
-            _ => {}
+    let read = async {
+        loop {
+            match ws.next().await {
+                Event::Json(ServerMessage::Error { message }) => error = Some(message),
+                Event::Closed(frame) => return frame,
+                _ => {}
+            }
         }
-    }
+    };
+    let frame = tokio::time::timeout(WAIT, read)
+        .await
+        .expect("the gateway closes the connection");
+    (frame, error)
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn nothing_may_follow_the_end_of_an_upload() {
-    let up = Upstream::start(&[]);
-    let mut ws = Ws::to_gateway_for(&up).await;
+    // An upstream that accepts connections but never answers holds the upload open, so
+    // the second end cannot race the upload's finish (a finished stream's late messages
+    // are dropped, not refused).
+    let silent = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+    let upstream = format!("grpc://{}", silent.local_addr().expect("addr"));
+    let mut ws = Ws::connect(gateway(Config::new(upstream)).await, None)
+        .await
+        .expect("connect");
     ws.send(ClientMessage::DoPut {
         stream: 1,
         descriptor: Descriptor::Path(vec!["twice".into()]),
     })
     .await;
-    // A second end, sent at once: the upload is still on its way upstream.
     ws.send(ClientMessage::End { stream: 1 }).await;
     ws.send(ClientMessage::End { stream: 1 }).await;
     let (frame, error) = until_closed(&mut ws).await;
