@@ -52,6 +52,16 @@ pub struct Args {
     /// Concurrent streams allowed on one connection.
     #[arg(long, default_value_t = 64)]
     pub max_streams: u32,
+    /// Sockets open at once, HTTP or WebSocket; more are answered 503 and closed. Each
+    /// WebSocket connection also opens its own HTTP/2 connections upstream, so keep this
+    /// well under the process's file descriptor limit.
+    #[arg(long, default_value_t = 512)]
+    pub max_connections: usize,
+    /// Close an HTTP connection whose request head has not arrived within this many
+    /// seconds (a kept-alive one waiting for its next request too). A WebSocket is not
+    /// affected once upgraded.
+    #[arg(long, default_value_t = 30)]
+    pub header_timeout_secs: u64,
 }
 
 /// The configuration the gateway runs with.
@@ -68,6 +78,8 @@ pub struct Config {
     pub idle_timeout: Duration,
     pub ping_interval: Duration,
     pub max_streams: u32,
+    pub max_connections: usize,
+    pub header_timeout: Duration,
 }
 
 impl Config {
@@ -85,6 +97,8 @@ impl Config {
             idle_timeout: Duration::from_secs(300),
             ping_interval: Duration::from_secs(15),
             max_streams: 64,
+            max_connections: 512,
+            header_timeout: Duration::from_secs(30),
         }
     }
 }
@@ -132,6 +146,15 @@ impl Args {
         if self.idle_timeout_secs == 0 {
             return Err(invalid("--idle-timeout-secs must be at least 1".into()));
         }
+        if self.max_connections == 0 {
+            return Err(invalid("--max-connections must be at least 1".into()));
+        }
+        if !(1..=DAY_SECS).contains(&self.header_timeout_secs) {
+            return Err(invalid(format!(
+                "--header-timeout-secs must be from 1 to {DAY_SECS}, found {}",
+                self.header_timeout_secs
+            )));
+        }
         Ok(Config {
             upstream,
             allow_origins: self.allow_origin.clone(),
@@ -144,6 +167,8 @@ impl Args {
             idle_timeout: Duration::from_secs(self.idle_timeout_secs),
             ping_interval: Duration::from_secs(self.ping_interval_secs),
             max_streams: self.max_streams,
+            max_connections: self.max_connections,
+            header_timeout: Duration::from_secs(self.header_timeout_secs),
         })
     }
 }
@@ -189,5 +214,8 @@ mod tests {
         assert!(config(&["--demo", "--max-streams", "0"]).is_err());
         assert!(config(&["--demo", "--ping-interval-secs", "6148914691236517206"]).is_err());
         assert!(config(&["--demo", "--idle-timeout-secs", "0"]).is_err());
+        assert!(config(&["--demo", "--max-connections", "0"]).is_err());
+        assert!(config(&["--demo", "--header-timeout-secs", "0"]).is_err());
+        assert!(config(&["--demo", "--header-timeout-secs", "86401"]).is_err());
     }
 }

@@ -1,6 +1,7 @@
 //! The gateway as a library, so that tests run it in-process on an ephemeral port.
 //!
 //! - [`config`]: command-line options and the resolved configuration.
+//! - `listen`: the accept loop (connection limit, deadline for a request head).
 //! - `http`: the axum router (WebSocket upgrade, Origin check, static files).
 //! - `conn`: one WebSocket connection: control dispatch, stream table, keepalive.
 //! - `doget`, `doput`, `calls`: the Flight calls, one task per stream.
@@ -19,6 +20,7 @@ pub mod demo;
 mod doget;
 mod doput;
 mod http;
+mod listen;
 mod out;
 mod upstream;
 
@@ -50,5 +52,12 @@ pub async fn run(args: Args) -> io::Result<()> {
 
 /// Serves WebSocket clients (and static files) on `listener`.
 pub async fn serve(config: Config, listener: TcpListener) -> io::Result<()> {
-    axum::serve(listener, http::router(config)).await
+    let (max_connections, header_timeout) = (config.max_connections, config.header_timeout);
+    listen::serve(
+        listener,
+        http::router(config),
+        max_connections,
+        header_timeout,
+    )
+    .await
 }

@@ -291,3 +291,79 @@ async fn demo_service_end_to_end() {
     let missing = ws.do_get(11, "put=nothing", None).await;
     assert_eq!(missing.code, 5, "{}", missing.message);
 }
+
+/// A gateway whose upstream is never dialled in these tests (nothing listens on port 9).
+fn undialled() -> Config {
+    Config::new("grpc://127.0.0.1:9")
+}
+
+/// Connects until the gateway accepts, for at most `support::WAIT`.
+async fn connect_when_room(addr: std::net::SocketAddr) -> Ws {
+    let started = Instant::now();
+    loop {
+        match Ws::connect(addr, None).await {
+            Ok(ws) => return ws,
+            Err(e) => assert!(
+                started.elapsed() < support::WAIT,
+                "no room within {:?}: {e}",
+                support::WAIT
+            ),
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn connections_over_the_limit_get_503_until_one_closes() {
+    let mut cfg = undialled();
+    cfg.max_connections = 2;
+    let addr = gateway(cfg).await;
+    let first = Ws::connect(addr, None).await.expect("first");
+    // A plain TCP socket that has sent nothing holds a slot too.
+    let idle = tokio::net::TcpStream::connect(addr).await.expect("tcp");
+    let refused = match Ws::connect(addr, None).await {
+        Err(tokio_tungstenite::tungstenite::Error::Http(response)) => response,
+        Err(e) => panic!("expected a 503 response, got {e}"),
+        Ok(_) => panic!("a third connection was accepted with a limit of 2"),
+    };
+    assert_eq!(refused.status(), 503);
+    let body = String::from_utf8_lossy(refused.body().as_deref().unwrap_or_default());
+    assert_eq!(body, "the gateway is at its limit of 2 connections\n");
+    drop(idle);
+    let _second = connect_when_room(addr).await;
+    drop(first);
+    let _third = connect_when_room(addr).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_request_head_must_arrive_in_time() {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let mut cfg = undialled();
+    cfg.header_timeout = Duration::from_secs(1);
+    let addr = gateway(cfg).await;
+    let mut ws = Ws::connect(addr, None).await.expect("connect");
+    let silent = tokio::net::TcpStream::connect(addr).await.expect("tcp");
+    let mut partial = tokio::net::TcpStream::connect(addr).await.expect("tcp");
+    partial
+        .write_all(b"GET /flight HTTP/1.1\r\nHost: gateway\r\n")
+        .await
+        .expect("write");
+    let started = Instant::now();
+    for mut socket in [silent, partial] {
+        let mut rest = Vec::new();
+        tokio::time::timeout(support::WAIT, socket.read_to_end(&mut rest))
+            .await
+            .expect("the gateway closes the socket")
+            .ok();
+    }
+    let waited = started.elapsed();
+    assert!(
+        waited >= Duration::from_millis(900) && waited < Duration::from_secs(5),
+        "closed after {waited:?}, the timeout is 1 s"
+    );
+    // The WebSocket, upgraded before the deadline, still answers after it.
+    let denied = ws
+        .do_get(1, "data:0:1:1", Some("grpc://127.0.0.1:1".into()))
+        .await;
+    assert_eq!(denied.code, 7, "PERMISSION_DENIED: {}", denied.message);
+}

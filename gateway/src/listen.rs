@@ -1,0 +1,152 @@
+//! The accept loop. axum's own `serve` has neither a connection limit nor a deadline for
+//! a request head, so a client that opens sockets and sends nothing could hold the
+//! gateway's file descriptors forever. Here:
+//!
+//! - At most `max_connections` sockets are open at once. A socket keeps its slot until it
+//!   closes, whether it stays HTTP or becomes a WebSocket (the slot travels inside the
+//!   socket's I/O object, which the upgrade hands over). A socket over the limit gets a
+//!   `503` and is closed.
+//! - An HTTP request head must arrive within `header_timeout`, counted from when the
+//!   connection waits for it (so a kept-alive connection between requests too). After
+//!   the upgrade to a WebSocket, `conn`'s pings and idle timeout take over.
+
+use std::io;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::task::{Context, Poll};
+use std::time::Duration;
+
+use axum::Router;
+use hyper::server::conn::http1;
+use hyper_util::rt::{TokioIo, TokioTimer};
+use hyper_util::service::TowerToHyperService;
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt, ReadBuf};
+use tokio::net::{TcpListener, TcpStream};
+use tokio::sync::{OwnedSemaphorePermit, Semaphore};
+
+/// How long a refused socket may take to read its `503` before it is dropped.
+const REFUSAL_GRACE: Duration = Duration::from_secs(1);
+
+/// Serves `app` on `listener` until an accept fails for a reason other than one
+/// connection's (such as running out of file descriptors, which is waited out).
+pub(crate) async fn serve(
+    listener: TcpListener,
+    app: Router,
+    max_connections: usize,
+    header_timeout: Duration,
+) -> io::Result<()> {
+    let slots = Arc::new(Semaphore::new(max_connections));
+    let mut http = http1::Builder::new();
+    http.timer(TokioTimer::new())
+        .header_read_timeout(header_timeout);
+    loop {
+        let stream = match listener.accept().await {
+            Ok((stream, _)) => stream,
+            Err(e) if is_per_connection(&e) => continue,
+            Err(e) if is_resource_limit(&e) => {
+                eprintln!("quiver-gateway: accept: {e}; retrying in 1 s");
+                tokio::time::sleep(Duration::from_secs(1)).await;
+                continue;
+            }
+            Err(e) => return Err(e),
+        };
+        let _ = stream.set_nodelay(true);
+        let Ok(slot) = slots.clone().try_acquire_owned() else {
+            tokio::spawn(refuse(stream, max_connections));
+            continue;
+        };
+        let io = TokioIo::new(Slotted {
+            stream,
+            _slot: slot,
+        });
+        let service = TowerToHyperService::new(app.clone());
+        let connection = http.serve_connection(io, service).with_upgrades();
+        // An error here is one client's (a bad request, a reset, a timeout): nobody to tell.
+        tokio::spawn(async move {
+            let _ = connection.await;
+        });
+    }
+}
+
+/// Errors that end one accepted connection, not the listener.
+fn is_per_connection(e: &io::Error) -> bool {
+    matches!(
+        e.kind(),
+        io::ErrorKind::ConnectionAborted
+            | io::ErrorKind::ConnectionReset
+            | io::ErrorKind::ConnectionRefused
+            | io::ErrorKind::Interrupted
+    )
+}
+
+/// Out of file descriptors or memory: other sockets closing will make room.
+fn is_resource_limit(e: &io::Error) -> bool {
+    // EMFILE, ENFILE, ENOBUFS, ENOMEM on Linux.
+    matches!(e.raw_os_error(), Some(24 | 23 | 105 | 12))
+}
+
+/// Answers a socket over the limit with a `503` and closes it.
+async fn refuse(mut stream: TcpStream, max_connections: usize) {
+    let body = format!("the gateway is at its limit of {max_connections} connections\n");
+    let response = format!(
+        "HTTP/1.1 503 Service Unavailable\r\ncontent-type: text/plain\r\n\
+         content-length: {}\r\nconnection: close\r\n\r\n{body}",
+        body.len()
+    );
+    let answer = async {
+        stream.write_all(response.as_bytes()).await?;
+        stream.shutdown().await?;
+        // Read what the client sent until it closes: closing a socket with unread bytes
+        // resets it, and the reset can destroy the response before the client reads it.
+        let mut sink = [0u8; 4096];
+        while stream.read(&mut sink).await? > 0 {}
+        io::Result::Ok(())
+    };
+    let _ = tokio::time::timeout(REFUSAL_GRACE, answer).await;
+}
+
+/// A socket with its connection slot, freed when the socket is dropped.
+struct Slotted {
+    stream: TcpStream,
+    _slot: OwnedSemaphorePermit,
+}
+
+impl AsyncRead for Slotted {
+    fn poll_read(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &mut ReadBuf<'_>,
+    ) -> Poll<io::Result<()>> {
+        Pin::new(&mut self.stream).poll_read(cx, buf)
+    }
+}
+
+impl AsyncWrite for Slotted {
+    fn poll_write(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &[u8],
+    ) -> Poll<io::Result<usize>> {
+        Pin::new(&mut self.stream).poll_write(cx, buf)
+    }
+
+    fn poll_flush(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        Pin::new(&mut self.stream).poll_flush(cx)
+    }
+
+    fn poll_shutdown(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        Pin::new(&mut self.stream).poll_shutdown(cx)
+    }
+
+    fn poll_write_vectored(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        bufs: &[io::IoSlice<'_>],
+    ) -> Poll<io::Result<usize>> {
+        Pin::new(&mut self.stream).poll_write_vectored(cx, bufs)
+    }
+
+    fn is_write_vectored(&self) -> bool {
+        self.stream.is_write_vectored()
+    }
+}
