@@ -214,6 +214,15 @@ impl PutState {
         self.done = Some(result);
     }
 
+    /// Cancels the upload unless `finish()` was called: the handle is gone, so nobody
+    /// can end it, and an upload never ended must not stay open on the gateway.
+    fn abandon(&mut self) {
+        let finishing = self.finished.is_some() || self.ending || self.end_sent;
+        if !finishing {
+            self.cancel();
+        }
+    }
+
     /// Asks the gateway to stop, and ends the upload here with status CANCELLED at once.
     fn cancel(&mut self) {
         if self.done.is_none() {
@@ -245,6 +254,16 @@ pub struct PutStream {
 impl PutStream {
     pub(super) fn new(conn: Option<ConnRef>, state: Rc<RefCell<PutState>>) -> Self {
         PutStream { _conn: conn, state }
+    }
+}
+
+impl Drop for PutStream {
+    fn drop(&mut self) {
+        // Freed (or collected) before `finish()`; after it, the pending promise carries
+        // the upload to its end.
+        if let Ok(mut state) = self.state.try_borrow_mut() {
+            state.abandon();
+        }
     }
 }
 

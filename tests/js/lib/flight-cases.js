@@ -206,6 +206,25 @@ export function flightCases({ test, assert, quiver, env, WebSocket, ForeignWebSo
     }
   });
 
+  test('flight: a PutStream freed before finish() cancels its upload, which stores nothing', async () => {
+    const client = await connect();
+    const batch = quiver.batchFromColumns({ x: new Float64Array(1000) });
+    try {
+      const name = tag('freed-put');
+      const put = client.startPut({ path: [name] });
+      await put.write(batch);
+      assert.ok(await env.saw(`PUT BATCH ${name} 0`, 10_000), 'the first batch reached the server');
+      put.free();
+      assert.ok(await env.saw(`PUT FAILED ${name}`, 10_000), 'the server saw the upload cancelled');
+      await rejectsWith(client.doGet(`put:${name}`).readAll(), 5, new RegExp(`KeyError: .${name}`));
+      // The connection is still usable.
+      assert.equal((await client.doGet('data:0:10:1').readAll()).numRows, 10);
+    } finally {
+      batch.free();
+      client.close();
+    }
+  });
+
   test('flight: AbortSignal cancels the upstream call (context.is_cancelled())', async () => {
     const client = await connect();
     try {
