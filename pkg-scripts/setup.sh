@@ -11,6 +11,7 @@ CARGO_FUZZ_VERSION=0.13.2
 PYARROW_VERSION=21.0.0
 
 log() { printf '[setup] %s\n' "$*"; }
+as_root() { if [ "$(id -u)" = 0 ]; then "$@"; else sudo "$@"; fi; }
 export PATH="$HOME/.cargo/bin:$PATH"
 
 if ! rustup target list --installed | grep -qx wasm32-unknown-unknown; then
@@ -39,8 +40,8 @@ fi
 if ! command -v chromium >/dev/null || ! command -v chromedriver >/dev/null \
   || ! command -v clang >/dev/null; then
   log "installing Debian chromium, chromium-driver and clang"
-  apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium chromium-driver clang >/dev/null
+  as_root apt-get update -qq
+  as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium chromium-driver clang >/dev/null
 fi
 
 # npm dependencies: binaryen's wasm-opt (Debian's 108 breaks wasm-bindgen 0.2.130 output),
