@@ -115,6 +115,8 @@ async function start() {
   if (skipDecode) {
     $('decode').textContent = `Skipped: the stream (${bytes(size)}) is larger than the ${bytes(COMPARE_BYTES)} this panel holds in memory.`;
   }
+  // The panels' measurements cannot be interrupted; Stop would do nothing.
+  $('stop').disabled = true;
   const measured = next('panels');
   worker.postMessage({ type: 'panels', url, ticket, skipDecode });
   const panels = await measured;

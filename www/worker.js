@@ -14,12 +14,19 @@ import { captureFrames } from './wire.js';
 
 const PREVIEW_ROWS = 8;
 
-const ready = init();
+// A module that fails to load (no SIMD, a failed fetch) is reported as each run's error:
+// a rejection inside a worker never reaches the page's `error` listener.
+const loaded = init().then(() => undefined, (error) => ({
+  message: `The wasm module did not load: ${error?.message ?? error}`,
+}));
 let controller;
 
 onmessage = async ({ data }) => {
-  await ready;
-  if (data.type === 'start') doGet(data);
+  const failure = await loaded;
+  if (failure) {
+    if (data.type === 'start') postMessage({ type: 'end', elapsed: 0, error: failure });
+    else if (data.type === 'panels') postMessage({ type: 'panels', error: failure });
+  } else if (data.type === 'start') doGet(data);
   else if (data.type === 'stop') controller?.abort();
   else if (data.type === 'panels') panels(data);
 };
@@ -33,7 +40,8 @@ async function doGet({ url, ticket, creditWindow }) {
   let stream;
   let error;
   try {
-    client = await FlightClient.connect(url);
+    // Stop works while connecting too (an address that never answers).
+    client = await FlightClient.connect(url, { signal: controller.signal });
     let lastAllocated = memoryStats().allocatedBytes;
     stream = client.doGet(ticket, {
       signal: controller.signal,

@@ -2,12 +2,14 @@
 //  1. pkg-scripts/demo.sh on an ephemeral port; the page streams, graphs and compares,
 //     its figures agree with the stream's stats, the preview shows the generated rows.
 //  2. The page on another origin than the gateway; the gateway is killed mid-stream: the
-//     page shows the error in words, and runs again once a gateway is back.
+//     page shows the error in words, and runs again once a gateway is back; Stop ends a
+//     stream, and a connection attempt that is never answered.
 // Screenshots go to test-results/. Run: node tests/e2e/demo.mjs
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, execFileSync } from 'node:child_process';
 import { mkdir } from 'node:fs/promises';
+import { createServer } from 'node:net';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { chromium } from 'playwright-core';
@@ -228,6 +230,26 @@ test('a gateway on another port dies mid-stream: the page says so and runs again
     }));
     assert.equal(stopped.state, 'stopped', stopped.error);
     assert.match(stopped.status, /^Stopped after \d+ batches\.$/);
+
+    // Stop works while connecting to an address that accepts and never answers.
+    const silent = createServer(() => {});
+    await new Promise((r) => silent.listen(0, '127.0.0.1', r));
+    try {
+      await page.fill('#gateway', `127.0.0.1:${silent.address().port}`);
+      await page.click('#start');
+      await untilState(page, ['streaming'], 10_000);
+      await page.click('#stop');
+      await untilState(page, ['stopped', 'failed', 'done'], 10_000);
+      const unanswered = await page.evaluate(() => ({
+        state: window.quiverDemo.state, error: window.quiverDemo.error,
+        status: document.getElementById('status').textContent,
+      }));
+      assert.equal(unanswered.state, 'stopped', unanswered.error);
+      assert.equal(unanswered.status, 'Stopped after 0 batches.');
+    } finally {
+      silent.close();
+    }
+    await page.fill('#gateway', `127.0.0.1:${port}`);
 
     await page.selectOption('#dataset', '8');
     await page.selectOption('#rows', '1024');
