@@ -621,3 +621,75 @@ fn a_push_budget_caps_what_the_messages_of_one_push_decompress_to() {
     decoder.finish().unwrap();
     assert_eq!(std::iter::from_fn(|| decoder.next_batch()).count(), 4);
 }
+
+/// A stream of `batches` batches of one Dictionary<Int32, Utf8> column, each adding 1,000
+/// new values of 8 bytes, written with `handling` (deltas, or the whole dictionary again).
+fn growing_dictionary(batches: usize, handling: arrow_ipc::writer::DictionaryHandling) -> Vec<u8> {
+    use arrow_array::DictionaryArray;
+    use arrow_ipc::writer::IpcWriteOptions;
+
+    let batch = |n: usize| {
+        let values: Vec<String> = (0..1000 * (n + 1)).map(|i| format!("v{i:07}")).collect();
+        let keys = Int32Array::from_iter_values((0..values.len() as i32).step_by(100));
+        let dictionary = DictionaryArray::try_new(keys, Arc::new(StringArray::from(values)));
+        let column: ArrayRef = Arc::new(dictionary.unwrap());
+        RecordBatch::try_from_iter([("d", column)]).unwrap()
+    };
+    let options = IpcWriteOptions::default().with_dictionary_handling(handling);
+    let schema = batch(0).schema();
+    let mut writer = StreamWriter::try_new_with_options(Vec::new(), &schema, options).unwrap();
+    for n in 0..batches {
+        writer.write(&batch(n)).unwrap();
+    }
+    writer.into_inner().unwrap()
+}
+
+/// The bytes of the buffers of a batch's first column's dictionary values.
+fn dictionary_values_bytes(batch: &RecordBatch) -> u64 {
+    let data = batch.column(0).to_data();
+    let values = &data.child_data()[0];
+    let nulls = values.nulls().map_or(0, |n| n.buffer().len());
+    (nulls + values.buffers().iter().map(|b| b.len()).sum::<usize>()) as u64
+}
+
+#[test]
+fn dictionaries_that_grow_past_max_dictionary_bytes_are_refused() {
+    use arrow_ipc::writer::DictionaryHandling;
+
+    // Each delta adds 12,000 bytes (1,000 offsets and 8,000 bytes of values).
+    let deltas = growing_dictionary(10, DictionaryHandling::Delta);
+    let mut decoder = StreamDecoder::new(ReadLimits::default());
+    decoder.push(&deltas).unwrap();
+    let mut last = None;
+    while let Some(batch) = decoder.next_batch() {
+        last = Some(batch);
+    }
+    let whole = dictionary_values_bytes(&last.unwrap());
+    assert_eq!(decoder.dictionary_bytes(), whole);
+    assert_eq!(whole, 10_000 * 4 + 4 + 10_000 * 8);
+
+    let limits = ReadLimits {
+        max_dictionary_bytes: 50_000,
+        ..ReadLimits::default()
+    };
+    let mut decoder = StreamDecoder::new(limits);
+    let error = decoder.push(&deltas).unwrap_err().to_string();
+    // The fifth delta is refused before it is appended: the dictionary so far (48,004
+    // bytes) and the delta (12,004, with its own first offset) are more than the limit.
+    assert_eq!(
+        error,
+        "dictionaries held by the reader of 60008 bytes exceeds maxDictionaryBytes = 50000 bytes"
+    );
+    let mut decoded = 0;
+    while decoder.next_batch().is_some() {
+        decoded += 1;
+    }
+    assert_eq!(decoded, 4);
+    assert!(decoder.dictionary_bytes() <= 50_000);
+
+    // Replacements do not add up: each dictionary sent again takes the old one's place.
+    let resent = growing_dictionary(4, DictionaryHandling::Resend);
+    let mut decoder = StreamDecoder::new(limits);
+    decoder.push(&resent).unwrap();
+    assert_eq!(decoder.dictionary_bytes(), 4_000 * 4 + 4 + 4_000 * 8);
+}

@@ -196,7 +196,7 @@ fn invalid_options_are_refused() {
 fn misspelled_options_are_refused() {
     assert_eq!(
         options_error(r#"{"maxMesageBytes": 1024}"#),
-        "unknown ReaderOptions field 'maxMesageBytes'; the fields are maxMessageBytes, maxDecompressedBytes"
+        "unknown ReaderOptions field 'maxMesageBytes'; the fields are maxMessageBytes, maxDecompressedBytes, maxDictionaryBytes"
     );
 }
 
@@ -233,4 +233,16 @@ fn a_buffer_declaring_more_than_wasm32_can_allocate_is_refused() {
     );
     // The module still decodes.
     assert_eq!(via_js(GOLD[5].1, || 4096).0, native(GOLD[5].1));
+}
+
+#[wasm_bindgen_test]
+fn max_dictionary_bytes_reaches_the_decoder() {
+    let options = js_sys::JSON::parse(r#"{"maxDictionaryBytes": 8}"#).unwrap();
+    let mut reader = StreamReader::new(Some(options.unchecked_into())).unwrap();
+    let error = message(reader.push(&Uint8Array::from(GOLD[1].1)).unwrap_err());
+    assert!(
+        error.starts_with("dictionaries held by the reader of ")
+            && error.ends_with("bytes exceeds maxDictionaryBytes = 8 bytes"),
+        "{error}"
+    );
 }

@@ -9,6 +9,7 @@ fuzz_target!(|data: &[u8]| {
     let limits = ReadLimits {
         max_message_bytes: 1 << 24,
         max_decompressed_bytes: 1 << 24,
+        max_dictionary_bytes: 1 << 26,
     };
     let mut decoder = StreamDecoder::new(limits);
     let _ = decoder.push(data);

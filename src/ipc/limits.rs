@@ -8,11 +8,15 @@ pub struct ReadLimits {
     pub max_message_bytes: u64,
     /// Largest accepted decompressed body of one message. Default 1 GiB.
     pub max_decompressed_bytes: u64,
+    /// Largest total of the dictionaries a stream has sent, which the reader keeps for the
+    /// whole stream (delta batches append to them). Default 1 GiB.
+    pub max_dictionary_bytes: u64,
 }
 
 impl ReadLimits {
     pub const DEFAULT_MAX_MESSAGE_BYTES: u64 = 256 << 20;
     pub const DEFAULT_MAX_DECOMPRESSED_BYTES: u64 = 1 << 30;
+    pub const DEFAULT_MAX_DICTIONARY_BYTES: u64 = 1 << 30;
 }
 
 impl Default for ReadLimits {
@@ -20,6 +24,7 @@ impl Default for ReadLimits {
         ReadLimits {
             max_message_bytes: Self::DEFAULT_MAX_MESSAGE_BYTES,
             max_decompressed_bytes: Self::DEFAULT_MAX_DECOMPRESSED_BYTES,
+            max_dictionary_bytes: Self::DEFAULT_MAX_DICTIONARY_BYTES,
         }
     }
 }

@@ -13,6 +13,11 @@ export interface ReaderOptions {
   maxMessageBytes?: number;
   /** Largest accepted decompressed body of one message, in bytes. Default 1 GiB. */
   maxDecompressedBytes?: number;
+  /**
+   * Largest total of the dictionaries a stream has sent, in bytes: the reader keeps them
+   * for the whole stream, and delta dictionary batches append to them. Default 1 GiB.
+   */
+  maxDictionaryBytes?: number;
 }
 "#;
 
@@ -23,7 +28,11 @@ extern "C" {
     pub type ReaderOptionsJs;
 }
 
-const READER_FIELDS: [&str; 2] = ["maxMessageBytes", "maxDecompressedBytes"];
+const READER_FIELDS: [&str; 3] = [
+    "maxMessageBytes",
+    "maxDecompressedBytes",
+    "maxDictionaryBytes",
+];
 
 /// Reads `ReaderOptions` into core limits, refusing anything but positive whole numbers.
 pub(crate) fn read_limits(options: Option<ReaderOptionsJs>) -> WasmResult<ReadLimits> {
@@ -39,6 +48,11 @@ pub(crate) fn read_limits(options: Option<ReaderOptionsJs>) -> WasmResult<ReadLi
             "maxDecompressedBytes",
             number_field(options.as_ref(), "maxDecompressedBytes")?,
             defaults.max_decompressed_bytes,
+        )?,
+        max_dictionary_bytes: byte_count(
+            "maxDictionaryBytes",
+            number_field(options.as_ref(), "maxDictionaryBytes")?,
+            defaults.max_dictionary_bytes,
         )?,
     })
 }

@@ -235,7 +235,7 @@ test('bodies declared and never sent are held to a budget shared by all DoGets, 
     const waiting = Array.from({ length: 5 }, () => client.doGet('t').next().catch((e) => e));
     // The sixth would bring it to 1200 MiB: its stream fails, and frees its body.
     await rejects(client.doGet('t').next(), 8,
-      /this DoGet holds 2097\d{5} bytes of messages still arriving and batches not yet read, which brings this module's open DoGets to 12582\d{5} bytes, over their limit of 1073741824/);
+      /this DoGet holds 2097\d{5} bytes \(messages still arriving, dictionaries, batches not yet read\), which brings this module's open DoGets to 12582\d{5} bytes, over their limit of 1073741824/);
     assert.ok(live() - before >= 5 * DECLARED_BODY, 'the five waiting streams hold their bodies');
     // Closing ends the five (the second round shows their share of the budget came back).
     client.close();

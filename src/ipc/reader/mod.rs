@@ -7,6 +7,7 @@
 //! (`flat.rs`); other batches, and schemas, are decoded by arrow-ipc.
 
 mod decompress;
+mod dictionaries;
 mod flat;
 mod framing;
 mod precheck;
@@ -16,19 +17,19 @@ use std::collections::{HashMap, VecDeque};
 use std::mem::MaybeUninit;
 use std::sync::Arc;
 
-use arrow_array::{make_array, ArrayRef, RecordBatch};
+use arrow_array::{ArrayRef, RecordBatch};
 use arrow_buffer::Buffer;
-use arrow_data::transform::MutableArrayData;
 use arrow_data::ArrayData;
 use arrow_ipc::reader::RecordBatchDecoder;
 use arrow_ipc::{MessageHeader, MetadataVersion};
-use arrow_schema::{DataType, Field, Schema, SchemaRef};
+use arrow_schema::{DataType, Field, SchemaRef};
 
 use crate::ipc::error::{QuiverError, Result};
 use crate::ipc::limits::ReadLimits;
 use crate::ipc::stats::ReadStats;
 use crate::ipc::BatchMetadata;
 use decompress::Decompressor;
+use dictionaries::{Dictionaries, DictionaryHeader};
 use flat::{all_flat, read_flat_batch};
 use framing::{Framer, RawMessage};
 use precheck::{check_schema, precheck};
@@ -42,7 +43,7 @@ pub struct StreamDecoder {
     limits: ReadLimits,
     decompressor: Decompressor,
     schema: Option<SchemaRef>,
-    dictionaries: HashMap<i64, ArrayRef>,
+    dictionaries: Dictionaries,
     ready: VecDeque<(RecordBatch, BatchMetadata)>,
     stats: ReadStats,
     failure: Option<String>,
@@ -57,7 +58,7 @@ impl StreamDecoder {
             limits,
             decompressor: Decompressor::default(),
             schema: None,
-            dictionaries: HashMap::new(),
+            dictionaries: Dictionaries::default(),
             ready: VecDeque::new(),
             stats: ReadStats::default(),
             failure: None,
@@ -168,6 +169,12 @@ impl StreamDecoder {
         self.framer.reserved_bytes()
     }
 
+    /// The bytes of the dictionaries the stream has sent, which the decoder keeps until
+    /// it is dropped (at most `maxDictionaryBytes`).
+    pub fn dictionary_bytes(&self) -> u64 {
+        self.dictionaries.bytes()
+    }
+
     /// Whether the stream has stopped inside a message (see [`StreamDecoder::finish`]).
     pub fn is_inside_message(&self) -> bool {
         self.framer.incomplete().is_some()
@@ -218,7 +225,7 @@ impl StreamDecoder {
         limits: &mut PushLimits,
         decompressor: &mut Decompressor,
         schema: &mut Option<SchemaRef>,
-        dictionaries: &mut HashMap<i64, ArrayRef>,
+        dictionaries: &mut Dictionaries,
         ready: &mut VecDeque<(RecordBatch, BatchMetadata)>,
         stats: &mut ReadStats,
     ) -> Result<()> {
@@ -268,8 +275,9 @@ impl StreamDecoder {
                 } else {
                     (&message.body, data)
                 };
+                let max_bytes = limits.limits.max_dictionary_bytes;
                 stats.bytes_copied +=
-                    read_dictionary(body, header, data, schema, dictionaries, version)?;
+                    dictionaries.read(body, header, data, schema, version, max_bytes)?;
             }
             MessageHeader::RecordBatch => {
                 let schema = require_schema(schema, "record batch")?;
@@ -285,7 +293,7 @@ impl StreamDecoder {
                 } else {
                     (&message.body, batch, 0)
                 };
-                let decoded = read_batch(body, batch, schema, dictionaries, version)?;
+                let decoded = read_batch(body, batch, schema, dictionaries.by_id(), version)?;
                 stats.bytes_copied += decompressed + copied_outside(&decoded, body);
                 stats.batches += 1;
                 ready.push_back((decoded, batch_metadata(fb)));
@@ -366,73 +374,6 @@ fn require_schema<'a>(schema: &'a Option<SchemaRef>, what: &str) -> Result<&'a S
 
 fn fields(schema: &SchemaRef) -> Vec<&Field> {
     schema.fields().iter().map(|f| f.as_ref()).collect()
-}
-
-/// The fields of a dictionary batch besides its data.
-#[derive(Clone, Copy)]
-struct DictionaryHeader {
-    id: i64,
-    is_delta: bool,
-}
-
-/// Decodes a dictionary batch, its header and its (uncompressed) data, into
-/// `dictionaries`, replacing the values of its id or, for a delta, appending to them.
-/// Returns the bytes copied on the way (realigned buffers, and the appended values).
-///
-/// This replaces `arrow_ipc::reader::read_dictionary`, which appends deltas with
-/// `arrow_select::concat`. That links all of arrow-select (concat, and through it the
-/// dictionary merging and `interleave` for every type): about 370 KB of the unoptimised
-/// wasm. `MutableArrayData`, which arrow-ipc links anyway, appends the same values.
-fn read_dictionary(
-    body: &Buffer,
-    header: DictionaryHeader,
-    data: arrow_ipc::RecordBatch<'_>,
-    schema: &SchemaRef,
-    dictionaries: &mut HashMap<i64, ArrayRef>,
-    version: MetadataVersion,
-) -> Result<u64> {
-    let id = header.id;
-    // arrow-ipc finds the dictionary's field the same way.
-    #[allow(deprecated)]
-    let field = schema.fields_with_dict_id(id).first().copied();
-    let Some(DataType::Dictionary(_, value_type)) = field.map(|f| f.data_type()) else {
-        return Err(QuiverError::invalid(format!(
-            "dictionary id {id} not found in schema"
-        )));
-    };
-    let values_field = Field::new("dictionary values", value_type.as_ref().clone(), true);
-    let values_schema = Arc::new(Schema::new(vec![values_field]));
-    let values = read_batch(body, data, &values_schema, dictionaries, version)?;
-    let mut copied = copied_outside(&values, body);
-    let values = values.column(0).clone();
-    let values = if header.is_delta {
-        let existing = dictionaries.get(&id).ok_or_else(|| {
-            QuiverError::invalid(format!(
-                "delta dictionary batch for id {id}, which has no dictionary yet"
-            ))
-        })?;
-        let (existing, delta) = (existing.to_data(), values.to_data());
-        let len = existing.len() + delta.len();
-        // The fallible forms: nested dictionaries whose merged values overflow their key
-        // type, or offsets that overflow, are errors, not panics.
-        let cannot = |e: arrow_schema::ArrowError| {
-            QuiverError::invalid(format!(
-                "delta dictionary batch for id {id} cannot be appended: {e}"
-            ))
-        };
-        let mut appended =
-            MutableArrayData::try_new(vec![&existing, &delta], false, len).map_err(cannot)?;
-        appended.try_extend(0, 0, existing.len()).map_err(cannot)?;
-        appended.try_extend(1, 0, delta.len()).map_err(cannot)?;
-        let appended = appended.freeze();
-        // Appending copies the dictionary so far and the delta into new buffers.
-        copied += data_bytes(&appended);
-        make_array(appended)
-    } else {
-        values
-    };
-    dictionaries.insert(id, values);
-    Ok(copied)
 }
 
 /// The bytes of a batch's buffers (a dictionary's values counted with each batch).

@@ -246,10 +246,10 @@ impl GetState {
         Ok(())
     }
 
-    /// What the decoder has allocated for the message still arriving, and the batches
-    /// nobody has read yet.
+    /// What the decoder has allocated for the message still arriving, the dictionaries it
+    /// keeps, and the batches nobody has read yet.
     fn holding(&self) -> u64 {
-        self.decoder.reserved_bytes() as u64 + self.queued_memory
+        self.decoder.reserved_bytes() as u64 + self.decoder.dictionary_bytes() + self.queued_memory
     }
 
     /// Holds what this stream holds (see `holding`) against the budget all DoGets share.
@@ -259,9 +259,9 @@ impl GetState {
             Failure::new(
                 RESOURCE_EXHAUSTED,
                 format!(
-                    "this DoGet holds {held} bytes of messages still arriving and batches not \
-                     yet read, which brings this module's open DoGets to {total} bytes, over \
-                     their limit of {MAX_PENDING_BODY_BYTES} bytes"
+                    "this DoGet holds {held} bytes (messages still arriving, dictionaries, \
+                     batches not yet read), which brings this module's open DoGets to {total} \
+                     bytes, over their limit of {MAX_PENDING_BODY_BYTES} bytes"
                 ),
             )
         })
