@@ -13,12 +13,10 @@ export function growable(memory) {
   }
 }
 
-// The key under which a column holds the object that owns its memory; src/js/views.js
-// reads it under the same name.
+// The key under which a column, or a writer chunk's view of wasm memory, holds the object
+// that owns its memory; src/js/views.js sets it under the same name. A property, not a
+// WeakMap entry, which cost several times more per object, mostly in the collector.
 const OWNER = Symbol.for('quiver-arrow.owner');
-
-/** Writer chunks handed out as views of wasm memory, each with the Chunks it came from. */
-const chunkOwners = new WeakMap();
 
 /**
  * Makes what batches, tables and writer chunks hand out keep them reachable. The garbage
@@ -35,7 +33,7 @@ function keepOwners({ RecordBatch, Table, Chunks }) {
   };
   const viewsOwned = (value, chunks) => {
     for (const view of Array.isArray(value) ? value : [value]) {
-      if (view.buffer.resizable) chunkOwners.set(view, chunks);
+      if (view.buffer.resizable) view[OWNER] = chunks;
     }
     return value;
   };

@@ -14,9 +14,11 @@
 // Reachability: the garbage collector frees a batch or table whose JS object it finds
 // unreachable (a FinalizationRegistry), and its memory is then reused. So a column keeps
 // its owner reachable (`column[OWNER]`: the batch or table object, set by the package
-// entry, or the parent column), and every view keeps its column reachable (`owners`): a
-// view in use never reads memory the collector freed under it. Neither link may be
-// stored where Rust holds a reference, or the owner could never be collected.
+// entry, or the parent column), and every view keeps its column reachable (`view[OWNER]`):
+// a view in use never reads memory the collector freed under it. Neither link may be
+// stored where Rust holds a reference, or the owner could never be collected. The links
+// are properties, not WeakMap entries: a WeakMap entry per view cost more than a whole
+// small batch's decode in Node, mostly in the collector.
 //
 // toArray()/get(i) follow apache-arrow JS `Vector.get(i)`, with these choices:
 //   null slots -> null (for every type; Arrow JS's toArray() on numbers ignores nulls)
@@ -39,11 +41,9 @@ const FREED = "this column's RecordBatch was freed; keep the batch (or table) al
 /** The key under which a column holds what owns its memory (also set in extras.js). */
 export const OWNER = Symbol.for('quiver-arrow.owner');
 
-const owners = new WeakMap();
-
 /** Keeps `owner` reachable for as long as `view` is; returns `view`. */
 export function keepAlive(view, owner) {
-  if (view != null) owners.set(view, owner);
+  if (view != null) view[OWNER] = owner;
   return view;
 }
 

@@ -26,7 +26,9 @@ extern "C" {
 
 /// The batch's `BatchLayout`: `{ numRows, types, nodes }`, built in one pass.
 pub(crate) fn batch_layout(batch: &RecordBatch) -> JsValue {
-    let mut nodes = Vec::new();
+    // Enough for flat columns of up to two buffers (ten or twelve words), so that the
+    // usual batch grows nothing.
+    let mut nodes = Vec::with_capacity(12 * batch.num_columns());
     for column in batch.columns() {
         encode_nodes(&column.to_data(), &mut nodes);
     }
