@@ -79,28 +79,31 @@ const connect = fakeGateway(quiver, scenarios);
 
 test('compressed batches past the shared memory budget fail the stream, in one frame or unread', async () => {
   const client = await connect('bombs');
-  // 17 x 64 MiB in one frame: decompressing them would pass the 1 GiB budget.
-  await rejects(within(client.doGet('oneFrame').readAll(), 60_000), 8,
-    /decompressed message bodies of one push of 67108864 bytes exceeds the memory the reader may still use/);
-  // A frame each, unread: the batches waiting in the queue leave no room for the next.
-  const get = client.doGet('frames');
-  const { schema, batch } = bomb();
-  const started = performance.now();
-  while (get.stats.ipcBytesReceived < schema.length + 16 * batch.length) {
-    assert.ok(performance.now() - started < 60_000, `received ${get.stats.ipcBytesReceived} bytes`);
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
-  let read = 0;
-  const readAll = async () => {
-    for (let b = await get.next(); b !== undefined; b = await get.next()) {
-      read++;
-      b.free();
+  try {
+    // 17 x 64 MiB in one frame: decompressing them would pass the 1 GiB budget.
+    await rejects(within(client.doGet('oneFrame').readAll(), 60_000), 8,
+      /decompressed message bodies of one push of 67108864 bytes exceeds the memory the reader may still use/);
+    // A frame each, unread: the batches waiting in the queue leave no room for the next.
+    const get = client.doGet('frames');
+    const { schema, batch } = bomb();
+    const started = performance.now();
+    while (get.stats.ipcBytesReceived < schema.length + 16 * batch.length) {
+      assert.ok(performance.now() - started < 60_000, `received ${get.stats.ipcBytesReceived} bytes`);
+      await new Promise((resolve) => setTimeout(resolve, 20));
     }
-  };
-  await rejects(within(readAll(), 60_000), 8,
-    /of one push of 67108864 bytes exceeds the memory the reader may still use = \d+ bytes/);
-  assert.ok(read < 17, `read ${read} batches`);
-  client.close();
+    let read = 0;
+    const readAll = async () => {
+      for (let b = await get.next(); b !== undefined; b = await get.next()) {
+        read++;
+        b.free();
+      }
+    };
+    await rejects(within(readAll(), 60_000), 8,
+      /of one push of 67108864 bytes exceeds the memory the reader may still use = \d+ bytes/);
+    assert.ok(read < 17, `read ${read} batches`);
+  } finally {
+    client.close();
+  }
 });
 
 
