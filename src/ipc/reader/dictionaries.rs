@@ -73,10 +73,11 @@ impl Dictionaries {
         let values = read_batch(body, data, &values_schema, &self.values, version)?;
         let mut copied = copied_outside(&values, body);
         let values = values.column(0).to_data();
-        let replaced = self.values.get(&id).map_or(0, |v| data_bytes(&v.to_data()));
+        let existing = self.values.get(&id).map(|v| v.to_data());
+        let replaced = existing.as_ref().map_or(0, data_bytes);
         let others = self.bytes - replaced;
         let values = if header.is_delta {
-            let existing = self.values.get(&id).ok_or_else(|| {
+            let existing = existing.ok_or_else(|| {
                 QuiverError::invalid(format!(
                     "delta dictionary batch for id {id}, which has no dictionary yet"
                 ))
@@ -84,7 +85,7 @@ impl Dictionaries {
             // The appended values hold about what the two parts hold apart.
             let expected = others + replaced + data_bytes(&values);
             check(expected, max_bytes)?;
-            let appended = append(id, &existing.to_data(), &values)?;
+            let appended = append(id, &existing, &values)?;
             // Appending copies the dictionary so far and the delta into new buffers.
             copied += data_bytes(&appended);
             appended
