@@ -6,15 +6,30 @@
  * and hot JS in tiers, and the first rounds of a cell would otherwise time the compiler.
  */
 export async function medianMs(run, rounds, warmups = 3) {
-  for (let i = 0; i < warmups; i++) await run();
-  const times = [];
-  for (let i = 0; i < rounds; i++) {
-    const start = performance.now();
-    await run();
-    times.push(performance.now() - start);
+  const [ms] = await interleavedMediansMs([run], { rounds, warmups });
+  return ms;
+}
+
+/**
+ * The median timing (ms) of each of `runs`, from interleaved rounds: each round runs every
+ * contender once, in turn, so that a slow spell of the machine falls on all of them
+ * rather than on whichever ran then, and the ratios of the medians compare the same
+ * stretch of time. Rounds go on until there are `rounds` of them and, with `minMs`, until
+ * that long has passed, so that a cell of microseconds does not rest on a few
+ * milliseconds of samples.
+ */
+export async function interleavedMediansMs(runs, { rounds, minMs = 0, warmups = 3 }) {
+  for (const run of runs) for (let i = 0; i < warmups; i++) await run();
+  const times = runs.map(() => []);
+  const start = performance.now();
+  for (let round = 0; round < rounds || performance.now() - start < minMs; round++) {
+    for (const [k, run] of runs.entries()) {
+      const t = performance.now();
+      await run();
+      times[k].push(performance.now() - t);
+    }
   }
-  times.sort((a, b) => a - b);
-  return times[Math.floor(times.length / 2)];
+  return times.map((t) => t.sort((a, b) => a - b)[Math.floor(t.length / 2)]);
 }
 
 /**

@@ -12,7 +12,7 @@
 // toArrowJS alone, on a table Quiver decoded, is timed against Arrow JS's tableFromIPC.
 // Each contender runs its own copy of the scan loop, as an app using one library would:
 // with one shared loop, V8's type feedback for it would mix every contender's arrays.
-import { medianMs, table, fmt, warmUp } from './timing.js';
+import { interleavedMediansMs, table, fmt, warmUp } from './timing.js';
 
 const BATCHES = 200;
 
@@ -87,8 +87,11 @@ function contenders({ quiver, arrow, flechette }) {
   };
 }
 
-/** Result rows: µs per batch of each contender, for decode+scan and for scan alone. */
-export async function runViewsBench(libs, files, { rounds = 7, log = () => {} } = {}) {
+/**
+ * Result rows: µs per batch of each contender, for decode+scan and for scan alone, from
+ * interleaved rounds (see interleavedMediansMs).
+ */
+export async function runViewsBench(libs, files, { rounds = 7, minMs = 2000, log = () => {} } = {}) {
   const results = [];
   // Made once: every loop then carries its compiled code and type feedback from one size
   // to the next, the same for all. (Where the views' scan time goes is the scan suite's
@@ -96,34 +99,38 @@ export async function runViewsBench(libs, files, { rounds = 7, log = () => {} } 
   const all = Object.entries(contenders(libs));
   for (const rows of [100, 500, 2000, 8192]) {
     const bytes = files[`reader-${rows}-none`];
+    const once = (c) => () => {
+      const decoded = c.decode(bytes);
+      const sum = c.scan(decoded);
+      c.free?.(decoded);
+      return sum;
+    };
     let expected;
     for (const [name, c] of all) {
-      const once = () => {
-        const decoded = c.decode(bytes);
-        const sum = c.scan(decoded);
-        c.free?.(decoded);
-        return sum;
-      };
-      if (rows === 100) await warmUp(once);
-      const check = once().toFixed(3);
+      if (rows === 100) await warmUp(once(c));
+      const check = once(c)().toFixed(3);
       expected ??= check;
       if (check !== expected) throw new Error(`${name} checksum ${check} != ${expected} (${rows} rows)`);
-      const full = await medianMs(once, rounds);
-      const decoded = c.decode(bytes);
-      // A scan alone takes well under a millisecond at 100 rows: more rounds, as the
-      // machine's noise is of that order.
-      const scanOnly = await medianMs(() => c.scan(decoded), 5 * rounds);
-      c.free?.(decoded);
-      for (const [work, ms] of [['decode+scan', full], ['scan', scanOnly]]) {
+    }
+    const full = await interleavedMediansMs(all.map(([, c]) => once(c)), { rounds, minMs });
+    const decoded = all.map(([, c]) => c.decode(bytes));
+    // A scan alone takes well under a millisecond at 100 rows: more rounds, as the
+    // machine's noise is of that order.
+    const scanOnly = await interleavedMediansMs(all.map(([, c], k) => () => c.scan(decoded[k])), { rounds: 5 * rounds, minMs });
+    for (const [k, [name, c]] of all.entries()) {
+      c.free?.(decoded[k]);
+      for (const [work, ms] of [['decode+scan', full[k]], ['scan', scanOnly[k]]]) {
         results.push({ rows, name, work, usPerBatch: (ms * 1000) / BATCHES });
       }
-      log(`${rows} ${name}: ${fmt((full * 1000) / BATCHES, 2)} µs/batch decode+scan, ${fmt((scanOnly * 1000) / BATCHES, 2)} scan`);
+      log(`${rows} ${name}: ${fmt((full[k] * 1000) / BATCHES, 2)} µs/batch decode+scan, ${fmt((scanOnly[k] * 1000) / BATCHES, 2)} scan`);
     }
     // What toArrowJS adds to a stream Quiver already decoded, next to Arrow JS decoding it.
-    const decoded = libs.quiver.tableFromIPC(bytes);
-    const convert = await medianMs(() => libs.quiver.toArrowJS(decoded, libs.arrow), rounds);
-    decoded.free();
-    const arrowDecode = await medianMs(() => libs.arrow.tableFromIPC(bytes), rounds);
+    const quiverTable = libs.quiver.tableFromIPC(bytes);
+    const [convert, arrowDecode] = await interleavedMediansMs(
+      [() => libs.quiver.toArrowJS(quiverTable, libs.arrow), () => libs.arrow.tableFromIPC(bytes)],
+      { rounds, minMs },
+    );
+    quiverTable.free();
     results.push({ rows, name: 'quiver toArrowJS', work: 'convert', usPerBatch: (convert * 1000) / BATCHES });
     results.push({ rows, name: 'arrowjs', work: 'convert', usPerBatch: (arrowDecode * 1000) / BATCHES });
   }

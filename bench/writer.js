@@ -10,7 +10,7 @@
 // chunks to JS with toArray(), as a sender would. Every contender's output is copied once
 // into the same destination, as a sender copies what it sends, and is decoded once and
 // must hold all rows, so a contender that skips work fails instead of winning.
-import { medianMs, table, fmt, warmUp } from './timing.js';
+import { interleavedMediansMs, table, fmt, warmUp } from './timing.js';
 
 const BATCHES = 200;
 // The contender that writes with the zstd-c flavour's module, not the default one.
@@ -111,8 +111,11 @@ function joined(parts) {
   return out;
 }
 
-/** Runs the matrix and returns result rows. */
-export async function runWriterBench(libs, files, { rounds = 5, log = () => {} } = {}) {
+/**
+ * Runs the matrix and returns result rows. Each cell's contenders are timed in
+ * interleaved rounds (see interleavedMediansMs).
+ */
+export async function runWriterBench(libs, files, { rounds = 5, minMs = 2000, log = () => {} } = {}) {
   const { quiver, quiverZstdC, arrow, flechette } = libs;
   const results = [];
   for (const rows of [100, 500, 2000, 8192]) {
@@ -137,7 +140,9 @@ export async function runWriterBench(libs, files, { rounds = 5, log = () => {} }
     const zstdCSource = quiverZstdC?.tableFromIPC(bytes);
     const input = { quiverBatches, zstdCBatches: zstdCSource?.batches, arrowBatches, flechetteTable, messages, dst };
     for (const codec of ['none', 'zstd']) {
-      for (const [name, fn] of Object.entries(contenders(libs, codec))) {
+      const cell = Object.entries(contenders(libs, codec));
+      const allocated = {};
+      for (const [name, fn] of cell) {
         const go = () => fn(input);
         if (rows === 100) await warmUp(go, codec === 'none' ? 1500 : 500);
         if (name !== 'memcpy') {
@@ -148,10 +153,12 @@ export async function runWriterBench(libs, files, { rounds = 5, log = () => {} }
         const module = name === ZSTD_C ? quiverZstdC : quiver;
         const before = module.memoryStats().allocatedBytes;
         go();
-        const allocated = (module.memoryStats().allocatedBytes - before) / BATCHES;
-        const ms = await medianMs(go, rounds);
-        const row = { codec, rows, name, payload, usPerBatch: (ms * 1000) / BATCHES,
-          wasmBytesPerBatch: name.startsWith('quiver') ? allocated : undefined };
+        allocated[name] = (module.memoryStats().allocatedBytes - before) / BATCHES;
+      }
+      const medians = await interleavedMediansMs(cell.map(([, fn]) => () => fn(input)), { rounds, minMs });
+      for (const [k, [name]] of cell.entries()) {
+        const row = { codec, rows, name, payload, usPerBatch: (medians[k] * 1000) / BATCHES,
+          wasmBytesPerBatch: name.startsWith('quiver') ? allocated[name] : undefined };
         results.push(row);
         log(`${codec} ${rows} ${name}: ${fmt(row.usPerBatch, 2)} µs/batch`);
       }

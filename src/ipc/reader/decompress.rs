@@ -106,8 +106,9 @@ fn plan<'a>(
     codec: Compression,
     limits: &ReadLimits,
 ) -> Result<Vec<Slot<'a>>> {
-    let buffers = batch.buffers().map(|b| b.iter()).into_iter().flatten();
-    let mut slots = Vec::new();
+    let buffers = batch.buffers();
+    let mut slots = Vec::with_capacity(buffers.map_or(0, |b| b.len()));
+    let buffers = buffers.map(|b| b.iter()).into_iter().flatten();
     let mut offset: u64 = 0;
     // Also what fits in an allocation here (2 GiB on wasm32), so that the lengths below
     // convert to usize unchanged.
