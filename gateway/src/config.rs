@@ -57,6 +57,10 @@ pub struct Args {
     /// well under the process's file descriptor limit.
     #[arg(long, default_value_t = 512)]
     pub max_connections: usize,
+    /// Sockets open at once from one IP address; more are answered 503 and closed. Behind
+    /// a reverse proxy every client has the proxy's address: raise it to --max-connections.
+    #[arg(long, default_value_t = 64)]
+    pub max_connections_per_client: usize,
     /// Close an HTTP connection whose request head has not arrived within this many
     /// seconds (a kept-alive one waiting for its next request too). A WebSocket is not
     /// affected once upgraded.
@@ -79,6 +83,7 @@ pub struct Config {
     pub ping_interval: Duration,
     pub max_streams: u32,
     pub max_connections: usize,
+    pub max_connections_per_client: usize,
     pub header_timeout: Duration,
 }
 
@@ -98,6 +103,7 @@ impl Config {
             ping_interval: Duration::from_secs(15),
             max_streams: 64,
             max_connections: 512,
+            max_connections_per_client: 64,
             header_timeout: Duration::from_secs(30),
         }
     }
@@ -149,6 +155,11 @@ impl Args {
         if self.max_connections == 0 {
             return Err(invalid("--max-connections must be at least 1".into()));
         }
+        if self.max_connections_per_client == 0 {
+            return Err(invalid(
+                "--max-connections-per-client must be at least 1".into(),
+            ));
+        }
         if !(1..=DAY_SECS).contains(&self.header_timeout_secs) {
             return Err(invalid(format!(
                 "--header-timeout-secs must be from 1 to {DAY_SECS}, found {}",
@@ -168,6 +179,7 @@ impl Args {
             ping_interval: Duration::from_secs(self.ping_interval_secs),
             max_streams: self.max_streams,
             max_connections: self.max_connections,
+            max_connections_per_client: self.max_connections_per_client,
             header_timeout: Duration::from_secs(self.header_timeout_secs),
         })
     }
@@ -215,6 +227,7 @@ mod tests {
         assert!(config(&["--demo", "--ping-interval-secs", "6148914691236517206"]).is_err());
         assert!(config(&["--demo", "--idle-timeout-secs", "0"]).is_err());
         assert!(config(&["--demo", "--max-connections", "0"]).is_err());
+        assert!(config(&["--demo", "--max-connections-per-client", "0"]).is_err());
         assert!(config(&["--demo", "--header-timeout-secs", "0"]).is_err());
         assert!(config(&["--demo", "--header-timeout-secs", "86401"]).is_err());
     }

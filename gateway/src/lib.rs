@@ -52,12 +52,10 @@ pub async fn run(args: Args) -> io::Result<()> {
 
 /// Serves WebSocket clients (and static files) on `listener`.
 pub async fn serve(config: Config, listener: TcpListener) -> io::Result<()> {
-    let (max_connections, header_timeout) = (config.max_connections, config.header_timeout);
-    listen::serve(
-        listener,
-        http::router(config),
-        max_connections,
-        header_timeout,
-    )
-    .await
+    let limits = listen::Limits {
+        max_connections: config.max_connections,
+        max_per_client: config.max_connections_per_client,
+        header_timeout: config.header_timeout,
+    };
+    listen::serve(listener, http::router(config), limits).await
 }

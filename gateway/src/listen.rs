@@ -2,17 +2,20 @@
 //! a request head, so a client that opens sockets and sends nothing could hold the
 //! gateway's file descriptors forever. Here:
 //!
-//! - At most `max_connections` sockets are open at once. A socket keeps its slot until it
-//!   closes, whether it stays HTTP or becomes a WebSocket (the slot travels inside the
-//!   socket's I/O object, which the upgrade hands over). A socket over the limit gets a
-//!   `503` and is closed.
+//! - At most `max_connections` sockets are open at once, and at most
+//!   `max_per_client` from one IP address, so that one client cannot take every slot. A
+//!   socket keeps its slots until it closes, whether it stays HTTP or becomes a WebSocket
+//!   (the slots travel inside the socket's I/O object, which the upgrade hands over). A
+//!   socket over either limit gets a `503` naming it and is closed.
 //! - An HTTP request head must arrive within `header_timeout`, counted from when the
 //!   connection waits for it (so a kept-alive connection between requests too). After
 //!   the upgrade to a WebSocket, `conn`'s pings and idle timeout take over.
 
+use std::collections::HashMap;
 use std::io;
+use std::net::IpAddr;
 use std::pin::Pin;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll};
 use std::time::Duration;
 
@@ -27,21 +30,29 @@ use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 /// How long a refused socket may take to read its `503` before it is dropped.
 const REFUSAL_GRACE: Duration = Duration::from_secs(1);
 
+/// How many sockets the accept loop lets in, in all and from one client.
+pub(crate) struct Limits {
+    pub max_connections: usize,
+    pub max_per_client: usize,
+    pub header_timeout: Duration,
+}
+
 /// Serves `app` on `listener` until an accept fails for a reason other than one
 /// connection's (such as running out of file descriptors, which is waited out).
-pub(crate) async fn serve(
-    listener: TcpListener,
-    app: Router,
-    max_connections: usize,
-    header_timeout: Duration,
-) -> io::Result<()> {
+pub(crate) async fn serve(listener: TcpListener, app: Router, limits: Limits) -> io::Result<()> {
+    let Limits {
+        max_connections,
+        max_per_client,
+        header_timeout,
+    } = limits;
     let slots = Arc::new(Semaphore::new(max_connections));
+    let clients = Arc::new(Clients::new(max_per_client));
     let mut http = http1::Builder::new();
     http.timer(TokioTimer::new())
         .header_read_timeout(header_timeout);
     loop {
-        let stream = match listener.accept().await {
-            Ok((stream, _)) => stream,
+        let (stream, peer) = match listener.accept().await {
+            Ok(accepted) => accepted,
             Err(e) if is_per_connection(&e) => continue,
             Err(e) if is_resource_limit(&e) => {
                 eprintln!("quiver-gateway: accept: {e}; retrying in 1 s");
@@ -51,13 +62,19 @@ pub(crate) async fn serve(
             Err(e) => return Err(e),
         };
         let _ = stream.set_nodelay(true);
+        let Some(client_slot) = clients.admit(peer.ip()) else {
+            let why = format!("this client is at its limit of {max_per_client} connections");
+            tokio::spawn(refuse(stream, why));
+            continue;
+        };
         let Ok(slot) = slots.clone().try_acquire_owned() else {
-            tokio::spawn(refuse(stream, max_connections));
+            let why = format!("the gateway is at its limit of {max_connections} connections");
+            tokio::spawn(refuse(stream, why));
             continue;
         };
         let io = TokioIo::new(Slotted {
             stream,
-            _slot: slot,
+            _slots: (slot, client_slot),
         });
         let service = TowerToHyperService::new(app.clone());
         let connection = http.serve_connection(io, service).with_upgrades();
@@ -85,9 +102,9 @@ fn is_resource_limit(e: &io::Error) -> bool {
     matches!(e.raw_os_error(), Some(24 | 23 | 105 | 12))
 }
 
-/// Answers a socket over the limit with a `503` and closes it.
-async fn refuse(mut stream: TcpStream, max_connections: usize) {
-    let body = format!("the gateway is at its limit of {max_connections} connections\n");
+/// Answers a socket over a limit with a `503` saying `why`, and closes it.
+async fn refuse(mut stream: TcpStream, why: String) {
+    let body = format!("{why}\n");
     let response = format!(
         "HTTP/1.1 503 Service Unavailable\r\ncontent-type: text/plain\r\n\
          content-length: {}\r\nconnection: close\r\n\r\n{body}",
@@ -105,10 +122,58 @@ async fn refuse(mut stream: TcpStream, max_connections: usize) {
     let _ = tokio::time::timeout(REFUSAL_GRACE, answer).await;
 }
 
-/// A socket with its connection slot, freed when the socket is dropped.
+/// The sockets open from each client address, at most `limit` each.
+struct Clients {
+    limit: usize,
+    open: Mutex<HashMap<IpAddr, usize>>,
+}
+
+impl Clients {
+    fn new(limit: usize) -> Self {
+        Clients {
+            limit,
+            open: Mutex::new(HashMap::new()),
+        }
+    }
+
+    /// A slot for one more socket from `ip`, or `None` if it is at the limit.
+    fn admit(self: &Arc<Self>, ip: IpAddr) -> Option<ClientSlot> {
+        let mut open = self.open.lock().unwrap_or_else(|e| e.into_inner());
+        let count = open.entry(ip).or_insert(0);
+        if *count >= self.limit {
+            return None;
+        }
+        *count += 1;
+        Some(ClientSlot {
+            clients: self.clone(),
+            ip,
+        })
+    }
+}
+
+/// One socket's place in its client's count, given back when it is dropped.
+struct ClientSlot {
+    clients: Arc<Clients>,
+    ip: IpAddr,
+}
+
+impl Drop for ClientSlot {
+    fn drop(&mut self) {
+        let mut open = self.clients.open.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(count) = open.get_mut(&self.ip) {
+            *count -= 1;
+            // Addresses with nothing open are forgotten, so the map cannot grow without end.
+            if *count == 0 {
+                open.remove(&self.ip);
+            }
+        }
+    }
+}
+
+/// A socket with its connection slots, freed when the socket is dropped.
 struct Slotted {
     stream: TcpStream,
-    _slot: OwnedSemaphorePermit,
+    _slots: (OwnedSemaphorePermit, ClientSlot),
 }
 
 impl AsyncRead for Slotted {

@@ -25,7 +25,10 @@ async fn first_frame(ws: &mut Ws, stream: u32) {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn two_hundred_clients_at_once() {
     let up = Upstream::start(&[]);
-    let addr = gateway(config(&up)).await;
+    let mut cfg = config(&up);
+    // All of them come from 127.0.0.1 here.
+    cfg.max_connections_per_client = cfg.max_connections;
+    let addr = gateway(cfg).await;
     let mut ws = Ws::connect(addr, None).await.expect("connect");
     let mut expected = Vec::new();
     for part in 0..4u32 {
@@ -331,6 +334,47 @@ async fn connections_over_the_limit_get_503_until_one_closes() {
     assert_eq!(body, "the gateway is at its limit of 2 connections\n");
     drop(idle);
     let _second = connect_when_room(addr).await;
+    drop(first);
+    let _third = connect_when_room(addr).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn one_client_cannot_take_every_connection() {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let mut cfg = undialled();
+    cfg.max_connections_per_client = 2;
+    let addr = gateway(cfg).await;
+    let first = Ws::connect(addr, None).await.expect("first");
+    let _second = Ws::connect(addr, None).await.expect("second");
+    let refused = match Ws::connect(addr, None).await {
+        Err(tokio_tungstenite::tungstenite::Error::Http(response)) => response,
+        Err(e) => panic!("expected a 503 response, got {e}"),
+        Ok(_) => panic!("a third connection from one address was accepted with a limit of 2"),
+    };
+    assert_eq!(refused.status(), 503);
+    let body = String::from_utf8_lossy(refused.body().as_deref().unwrap_or_default());
+    assert_eq!(body, "this client is at its limit of 2 connections\n");
+    // Another address (loopback answers all of 127/8) still gets in.
+    let other = tokio::net::TcpSocket::new_v4().expect("socket");
+    other
+        .bind("127.0.0.2:0".parse().unwrap())
+        .expect("bind 127.0.0.2");
+    let mut other = other.connect(addr).await.expect("connect from 127.0.0.2");
+    other
+        .write_all(b"GET /nothing-here HTTP/1.1\r\nHost: gateway\r\nConnection: close\r\n\r\n")
+        .await
+        .expect("write");
+    let mut answer = Vec::new();
+    tokio::time::timeout(support::WAIT, other.read_to_end(&mut answer))
+        .await
+        .expect("an answer")
+        .expect("read");
+    let status = String::from_utf8_lossy(&answer);
+    assert!(
+        status.starts_with("HTTP/1.1 404"),
+        "another client got {status:?}"
+    );
+    // A connection that closes gives its place back.
     drop(first);
     let _third = connect_when_room(addr).await;
 }
