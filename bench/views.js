@@ -129,7 +129,7 @@ export async function runViewsBench(libs, files, { rounds = 7, minMs = 2000, log
       expected ??= check;
       if (check !== expected) throw new Error(`${name} checksum ${check} != ${expected} (${rows} rows)`);
     }
-    const full = await mediansApart(all, (c) => once(c), { rounds, minMs });
+    const full = await mediansApart(all, once, { rounds, minMs });
     const decoded = all.map(([, c]) => c.decode(bytes));
     // A scan alone takes well under a millisecond at 100 rows: more rounds, as the
     // machine's noise is of that order.

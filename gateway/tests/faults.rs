@@ -316,6 +316,17 @@ async fn connect_when_room(addr: std::net::SocketAddr) -> Ws {
     }
 }
 
+/// The body of the `503` a WebSocket connection to `addr` gets; panics if it gets in.
+async fn refusal(addr: std::net::SocketAddr) -> String {
+    let refused = match Ws::connect(addr, None).await {
+        Err(tokio_tungstenite::tungstenite::Error::Http(response)) => response,
+        Err(e) => panic!("expected a 503 response, got {e}"),
+        Ok(_) => panic!("a connection over the limit was accepted"),
+    };
+    assert_eq!(refused.status(), 503);
+    String::from_utf8_lossy(refused.body().as_deref().unwrap_or_default()).into_owned()
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn connections_over_the_limit_get_503_until_one_closes() {
     let mut cfg = undialled();
@@ -324,14 +335,10 @@ async fn connections_over_the_limit_get_503_until_one_closes() {
     let first = Ws::connect(addr, None).await.expect("first");
     // A plain TCP socket that has sent nothing holds a slot too.
     let idle = tokio::net::TcpStream::connect(addr).await.expect("tcp");
-    let refused = match Ws::connect(addr, None).await {
-        Err(tokio_tungstenite::tungstenite::Error::Http(response)) => response,
-        Err(e) => panic!("expected a 503 response, got {e}"),
-        Ok(_) => panic!("a third connection was accepted with a limit of 2"),
-    };
-    assert_eq!(refused.status(), 503);
-    let body = String::from_utf8_lossy(refused.body().as_deref().unwrap_or_default());
-    assert_eq!(body, "the gateway is at its limit of 2 connections\n");
+    assert_eq!(
+        refusal(addr).await,
+        "the gateway is at its limit of 2 connections\n"
+    );
     drop(idle);
     let _second = connect_when_room(addr).await;
     drop(first);
@@ -346,14 +353,10 @@ async fn one_client_cannot_take_every_connection() {
     let addr = gateway(cfg).await;
     let first = Ws::connect(addr, None).await.expect("first");
     let _second = Ws::connect(addr, None).await.expect("second");
-    let refused = match Ws::connect(addr, None).await {
-        Err(tokio_tungstenite::tungstenite::Error::Http(response)) => response,
-        Err(e) => panic!("expected a 503 response, got {e}"),
-        Ok(_) => panic!("a third connection from one address was accepted with a limit of 2"),
-    };
-    assert_eq!(refused.status(), 503);
-    let body = String::from_utf8_lossy(refused.body().as_deref().unwrap_or_default());
-    assert_eq!(body, "this client is at its limit of 2 connections\n");
+    assert_eq!(
+        refusal(addr).await,
+        "this client is at its limit of 2 connections\n"
+    );
     // Another address (loopback answers all of 127/8) still gets in.
     let other = tokio::net::TcpSocket::new_v4().expect("socket");
     other
