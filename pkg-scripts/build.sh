@@ -6,7 +6,7 @@
 # Usage: pkg-scripts/build.sh [--decode-only] [--zstd-c] [--out DIR]
 #   --decode-only  cargo --no-default-features: the reader without the writer and Flight.
 #                  Written to target/pkg-decode-only/ unless --out is given.
-#   --zstd-c       ZSTD through C zstd (feature zstd-c, compiled by clang): several times
+#   --zstd-c       ZSTD through C zstd (feature zstd-c, compiled by clang-22): several times
 #                  faster than ruzstd but ~60 KB brotli larger, over the 300 KB budget, so
 #                  a second flavour (docs/size.md). Written to target/pkg-zstd-c/ unless
 #                  --out is given; cargo builds it in target/zstd-c/ so that the shared
@@ -40,8 +40,6 @@ if [ "$zstd_c" = true ]; then
   if [ "$flavour" = full ]; then flavour=zstd-c; else flavour=$flavour-zstd-c; fi
   cargo_flags+=(--features zstd-c)
   target_dir=target/zstd-c
-  # zstd-sys compiles libzstd with $CC_wasm32_unknown_unknown; gcc has no wasm32 backend.
-  export CC_wasm32_unknown_unknown=${CC_wasm32_unknown_unknown:-clang}
 fi
 if [ -z "$out" ]; then
   if [ "$flavour" = full ]; then out=pkg; else out=target/pkg-$flavour; fi

@@ -35,13 +35,13 @@ if [ "$(cargo fuzz --version 2>/dev/null | awk '{print $2}')" != "$CARGO_FUZZ_VE
   cargo install cargo-fuzz --version "$CARGO_FUZZ_VERSION" --locked --force
 fi
 
-# clang compiles C zstd for wasm32 (feature zstd-c, build.sh --zstd-c); rustc links with
-# its own rust-lld, so no lld is needed.
+# clang-22 compiles C zstd for wasm32 (feature zstd-c, build.sh --zstd-c; the compiler is
+# named in .cargo/config.toml); rustc links with its own rust-lld, so no lld is needed.
 if ! command -v chromium >/dev/null || ! command -v chromedriver >/dev/null \
-  || ! command -v clang >/dev/null; then
-  log "installing Debian chromium, chromium-driver and clang"
+  || ! command -v clang-22 >/dev/null; then
+  log "installing Debian chromium, chromium-driver and clang-22"
   as_root apt-get update -qq
-  as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium chromium-driver clang >/dev/null
+  as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium chromium-driver clang-22 >/dev/null
 fi
 
 # npm dependencies: binaryen's wasm-opt (Debian's 108 breaks wasm-bindgen 0.2.130 output),

@@ -63,15 +63,16 @@ step "wasm-pack test --node" wasm-pack test --node
 # hang in wasm-bindgen-test-runner's server (described in close-proxy.mjs).
 step "wasm-pack test --chrome" pkg-scripts/wasm-test-chrome.sh
 # The zstd-c build (C zstd instead of ruzstd) runs the same ZSTD tests: natively (gcc
-# builds libzstd) and as wasm in Node (clang builds it). Its own target dir keeps the
-# default build's artifacts in target/ from being rebuilt on every switch.
+# builds libzstd) and as wasm in Node (clang-22 builds it, as .cargo/config.toml says).
+# Its own target dir keeps the default build's artifacts in target/ from being rebuilt on
+# every switch.
 step "cargo test (zstd-c)" \
   env CARGO_TARGET_DIR=target/zstd-c cargo test -p quiver --features zstd-c
 step "clippy (wasm32, zstd-c)" \
-  env CARGO_TARGET_DIR=target/zstd-c CC_wasm32_unknown_unknown=clang \
+  env CARGO_TARGET_DIR=target/zstd-c \
   cargo clippy -p quiver --target wasm32-unknown-unknown --features zstd-c -- -D warnings
 step "wasm-pack test --node (zstd-c)" \
-  env CARGO_TARGET_DIR=target/zstd-c CC_wasm32_unknown_unknown=clang \
+  env CARGO_TARGET_DIR=target/zstd-c \
   wasm-pack test --node -- --features zstd-c
 # A short pass of every fuzz target; pkg-scripts/fuzz.sh with no argument runs 10 minutes each.
 step "fuzz smoke" pkg-scripts/fuzz.sh 20
