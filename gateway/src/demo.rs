@@ -37,14 +37,14 @@ use tonic::{Request, Response, Status, Streaming};
 const MAX_ROWS: usize = 1 << 22;
 const MAX_BATCHES: usize = 1 << 20;
 const MAX_PARTS: usize = 1 << 10;
-/// Largest total the demo stores, over all its uploads, so that it cannot be made to eat
-/// memory.
+/// Largest total the demo stores by default, over all its uploads, so that it cannot be
+/// made to eat memory.
 const MAX_STORED_BYTES: usize = 1 << 30;
 /// What one stored message costs beyond its bytes (the `FlightData` and its `Bytes`), so
 /// that empty messages count too.
 const MESSAGE_OVERHEAD: usize = 128;
 
-/// The memory `data` takes in the store, as counted against `MAX_STORED_BYTES`.
+/// The memory `data` takes in the store, as counted against `Demo::max_stored_bytes`.
 fn stored_bytes(data: &FlightData) -> usize {
     data.data_header.len() + data.data_body.len() + data.app_metadata.len() + MESSAGE_OVERHEAD
 }
@@ -154,17 +154,26 @@ pub fn schema() -> SchemaRef {
     ]))
 }
 
-/// The demo service. DoPut uploads are kept in memory by descriptor path.
-#[derive(Default, Clone)]
+/// The demo service. DoPut uploads are kept in memory by descriptor path, up to
+/// `max_stored_bytes` in all (1 GiB by default).
+#[derive(Clone)]
 pub struct Demo {
     stored: Arc<Mutex<HashMap<String, Vec<FlightData>>>>,
+    max_stored_bytes: usize,
+}
+
+impl Default for Demo {
+    fn default() -> Self {
+        Demo::with_max_stored_bytes(MAX_STORED_BYTES)
+    }
 }
 
 /// Serves `demo` on an ephemeral loopback port and returns its address.
 pub async fn spawn(demo: Demo) -> io::Result<SocketAddr> {
     let listener = TcpListener::bind("127.0.0.1:0").await?;
     let addr = listener.local_addr()?;
-    let service = FlightServiceServer::new(demo).max_decoding_message_size(MAX_STORED_BYTES);
+    let max_message = demo.max_stored_bytes;
+    let service = FlightServiceServer::new(demo).max_decoding_message_size(max_message);
     tokio::spawn(
         tonic::transport::Server::builder()
             .add_service(service)
@@ -291,8 +300,11 @@ impl FlightService for Demo {
                 name = desc.path.into_iter().next();
             }
             bytes += stored_bytes(&d);
-            if bytes > MAX_STORED_BYTES {
-                return Err(Status::resource_exhausted("demo DoPut is limited to 1 GiB"));
+            if bytes > self.max_stored_bytes {
+                return Err(Status::resource_exhausted(format!(
+                    "a demo DoPut may store at most {} bytes",
+                    self.max_stored_bytes
+                )));
             }
             data.push(d);
         }
@@ -308,10 +320,11 @@ impl FlightService for Demo {
             .filter(|(stored_name, _)| **stored_name != name)
             .flat_map(|(_, messages)| messages.iter().map(stored_bytes))
             .sum();
-        if others + bytes > MAX_STORED_BYTES {
-            return Err(Status::resource_exhausted(
-                "the demo stores at most 1 GiB of uploads in all",
-            ));
+        if others + bytes > self.max_stored_bytes {
+            return Err(Status::resource_exhausted(format!(
+                "the demo stores at most {} bytes of uploads in all, and holds {others}",
+                self.max_stored_bytes
+            )));
         }
         stored.insert(name, data);
         drop(stored);
@@ -344,6 +357,14 @@ impl FlightService for Demo {
 }
 
 impl Demo {
+    /// A demo that stores at most `max_stored_bytes` of uploads in all.
+    pub fn with_max_stored_bytes(max_stored_bytes: usize) -> Self {
+        Demo {
+            stored: Arc::default(),
+            max_stored_bytes,
+        }
+    }
+
     fn info(&self, descriptor: FlightDescriptor) -> Result<FlightInfo, Status> {
         let (ticket, partitions) = match descriptor.r#type() {
             DescriptorType::Path => {
@@ -378,6 +399,91 @@ impl Demo {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use arrow_flight::flight_service_client::FlightServiceClient;
+    use tonic::transport::{Channel, Endpoint};
+
+    type Client = FlightServiceClient<Channel>;
+
+    async fn client(addr: SocketAddr) -> Client {
+        let endpoint = Endpoint::from_shared(format!("http://{addr}")).expect("uri");
+        FlightServiceClient::new(endpoint.connect().await.expect("connect"))
+    }
+
+    /// The messages a DoGet of `ticket` sends.
+    async fn messages(client: &mut Client, ticket: &str) -> Vec<FlightData> {
+        let response = client.do_get(Ticket::new(ticket.to_string())).await;
+        let messages = response.expect("do_get").into_inner().try_collect().await;
+        messages.expect("messages")
+    }
+
+    /// Uploads `messages` to path `[name]`.
+    async fn put(client: &mut Client, name: &str, messages: &[FlightData]) -> Result<(), Status> {
+        let mut upload = messages.to_vec();
+        upload[0].flight_descriptor = Some(FlightDescriptor::new_path(vec![name.into()]));
+        let acks = client.do_put(stream::iter(upload)).await?;
+        acks.into_inner().try_collect::<Vec<_>>().await.map(drop)
+    }
+
+    /// The messages stored at `name`, or the DoGet's error.
+    async fn stored(client: &mut Client, name: &str) -> Result<Vec<FlightData>, Status> {
+        let messages = client.do_get(Ticket::new(format!("put={name}"))).await?;
+        messages.into_inner().try_collect().await
+    }
+
+    #[tokio::test]
+    async fn uploads_stop_at_the_store_limit_and_keep_what_was_stored() {
+        let mut client = client(spawn(Demo::default()).await.expect("demo")).await;
+        let small = messages(&mut client, "rows=100&batches=1").await;
+        let three = messages(&mut client, "rows=100&batches=3").await;
+        let one_large = messages(&mut client, "rows=1000&batches=1").await;
+        // The limit holds two small uploads and a half: not three small batches in one
+        // upload, nor one message of a large batch.
+        let size: usize = small.iter().map(stored_bytes).sum();
+        let limit = size * 5 / 2;
+        assert!(three.iter().map(stored_bytes).sum::<usize>() > limit);
+        assert!(one_large.iter().any(|m| m.data_body.len() > limit));
+
+        let demo = spawn(Demo::with_max_stored_bytes(limit))
+            .await
+            .expect("demo");
+        let mut client = self::client(demo).await;
+        put(&mut client, "a", &small).await.expect("a fits");
+        put(&mut client, "b", &small)
+            .await
+            .expect("b fits beside a");
+        // Replacing an upload counts the new one, not both.
+        put(&mut client, "a", &small).await.expect("a replaced");
+
+        let over = put(&mut client, "c", &small).await.unwrap_err();
+        assert_eq!(over.code(), tonic::Code::ResourceExhausted);
+        let in_all = format!(
+            "the demo stores at most {limit} bytes of uploads in all, and holds {}",
+            2 * size
+        );
+        assert_eq!(over.message(), in_all);
+
+        let too_large = put(&mut client, "d", &three).await.unwrap_err();
+        assert_eq!(too_large.code(), tonic::Code::ResourceExhausted);
+        let one = format!("a demo DoPut may store at most {limit} bytes");
+        assert_eq!(too_large.message(), one);
+
+        // A message over the limit is refused as it arrives, by tonic's decoder.
+        let message_too_large = put(&mut client, "e", &one_large).await.unwrap_err();
+        assert_eq!(message_too_large.code(), tonic::Code::OutOfRange);
+
+        // Refused uploads store nothing; what was stored stays whole.
+        for refused in ["c", "d", "e"] {
+            let err = stored(&mut client, refused).await.unwrap_err();
+            assert_eq!(err.code(), tonic::Code::NotFound, "{refused}");
+        }
+        for kept in ["a", "b"] {
+            assert_eq!(
+                stored(&mut client, kept).await.expect(kept),
+                small,
+                "{kept}"
+            );
+        }
+    }
 
     #[test]
     fn tickets() {
