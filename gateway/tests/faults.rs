@@ -414,3 +414,71 @@ async fn a_request_head_must_arrive_in_time() {
         .await;
     assert_eq!(denied.code, 7, "PERMISSION_DENIED: {}", denied.message);
 }
+
+/// The frames a server sends on a WebSocket, as (opcode, payload), read from raw bytes
+/// until the gateway closes the socket. Server frames are unmasked.
+fn server_frames(mut bytes: &[u8]) -> Vec<(u8, Vec<u8>)> {
+    let mut frames = Vec::new();
+    while bytes.len() >= 2 {
+        let (opcode, short) = (bytes[0] & 0x0F, (bytes[1] & 0x7F) as usize);
+        let (len, header) = match short {
+            126 => (u16::from_be_bytes([bytes[2], bytes[3]]) as usize, 4),
+            127 => (
+                u64::from_be_bytes(bytes[2..10].try_into().unwrap()) as usize,
+                10,
+            ),
+            n => (n, 2),
+        };
+        frames.push((opcode, bytes[header..header + len].to_vec()));
+        bytes = &bytes[header + len..];
+    }
+    frames
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_client_that_never_answers_pings_is_closed() {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    const PING: u8 = 0x9;
+    const CLOSE: u8 = 0x8;
+    let mut cfg = undialled();
+    cfg.ping_interval = Duration::from_millis(300);
+    let addr = gateway(cfg).await;
+    // A WebSocket client that reads everything and writes nothing after its request: no
+    // pong, which tungstenite would send by itself.
+    let mut socket = tokio::net::TcpStream::connect(addr).await.expect("tcp");
+    let request = format!(
+        "GET /flight HTTP/1.1\r\nHost: gateway\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n\
+         Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\
+         Sec-WebSocket-Protocol: {}\r\n\r\n",
+        quiver::flight::SUBPROTOCOL
+    );
+    socket.write_all(request.as_bytes()).await.expect("write");
+    let started = Instant::now();
+    let mut received = Vec::new();
+    tokio::time::timeout(support::WAIT, socket.read_to_end(&mut received))
+        .await
+        .expect("the gateway closes the socket")
+        .ok();
+    let waited = started.elapsed();
+
+    let head_end = received
+        .windows(4)
+        .position(|w| w == b"\r\n\r\n")
+        .expect("a response head")
+        + 4;
+    let head = String::from_utf8_lossy(&received[..head_end]);
+    assert!(head.starts_with("HTTP/1.1 101"), "{head}");
+    let frames = server_frames(&received[head_end..]);
+    let pings = frames.iter().filter(|(op, _)| *op == PING).count();
+    assert!(pings >= 2, "the gateway sent {pings} pings: {frames:?}");
+    let (opcode, payload) = frames.last().expect("frames");
+    assert_eq!(*opcode, CLOSE);
+    assert_eq!(&payload[..2], 1000u16.to_be_bytes());
+    assert_eq!(&payload[2..], b"no answer to pings");
+    // Three pings' time of silence, then the close (and the gateway's 2 s wait for the
+    // client's close frame, which never comes).
+    assert!(
+        waited >= Duration::from_millis(900) && waited < Duration::from_secs(5),
+        "closed after {waited:?}"
+    );
+}
