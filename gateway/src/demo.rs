@@ -404,7 +404,7 @@ mod tests {
 
     type Client = FlightServiceClient<Channel>;
 
-    async fn client(addr: SocketAddr) -> Client {
+    async fn connect(addr: SocketAddr) -> Client {
         let endpoint = Endpoint::from_shared(format!("http://{addr}")).expect("uri");
         FlightServiceClient::new(endpoint.connect().await.expect("connect"))
     }
@@ -432,7 +432,7 @@ mod tests {
 
     #[tokio::test]
     async fn uploads_stop_at_the_store_limit_and_keep_what_was_stored() {
-        let mut client = client(spawn(Demo::default()).await.expect("demo")).await;
+        let mut client = connect(spawn(Demo::default()).await.expect("demo")).await;
         let small = messages(&mut client, "rows=100&batches=1").await;
         let three = messages(&mut client, "rows=100&batches=3").await;
         let one_large = messages(&mut client, "rows=1000&batches=1").await;
@@ -446,7 +446,7 @@ mod tests {
         let demo = spawn(Demo::with_max_stored_bytes(limit))
             .await
             .expect("demo");
-        let mut client = self::client(demo).await;
+        let mut client = connect(demo).await;
         put(&mut client, "a", &small).await.expect("a fits");
         put(&mut client, "b", &small)
             .await
