@@ -1,6 +1,8 @@
-// Serves a built Vite app (dist/ of the folder given) on 127.0.0.1, loads it in Debian's
-// headless chromium through playwright-core and checks what tests/consumer/vite/main.js
-// wrote into #result. Exits non-zero on a wrong result or a page error.
+// Loads a Vite app in Debian's headless chromium through playwright-core and checks what
+// tests/consumer/vite/main.js wrote into #result: a built app (a dist/ folder, served here
+// on 127.0.0.1), or one a dev server serves (its URL). Exits non-zero on a wrong result or
+// a page error. An expected result of {"error": TEXT} expects the app to fail, with an
+// error that includes TEXT.
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
@@ -9,8 +11,9 @@ import { join } from 'node:path';
 import { chromium } from 'playwright-core';
 import { serve } from '../browser/server.mjs';
 
-const [dist, expectedJson] = process.argv.slice(2);
-const server = await serve(dist);
+const [app, expectedJson] = process.argv.slice(2);
+const expected = JSON.parse(expectedJson);
+const server = /^https?:/.test(app) ? { url: app, close() {} } : await serve(app);
 const profile = await mkdtemp(join(tmpdir(), 'quiver-consumer-'));
 const chromiumPath = process.env.CHROMIUM
   ?? execFileSync('sh', ['-c', 'command -v chromium'], { encoding: 'utf8' }).trim();
@@ -28,10 +31,15 @@ try {
   await page.goto(server.url);
   const text = await page.locator('#result').filter({ hasText: /./ }).textContent({ timeout: 60_000 });
   const result = JSON.parse(text);
-  assert.equal(result.error, undefined, result.error);
-  assert.deepEqual(result, JSON.parse(expectedJson));
-  assert.deepEqual(errors, []);
-  console.log(`ok - the Vite build decodes in chromium: ${text}`);
+  if (expected.error !== undefined) {
+    assert.ok(result.error?.includes(expected.error), `expected an error with ${expected.error}, got ${text}`);
+    console.log(`ok - ${app} fails as expected in chromium: ${result.error.split('\n')[0]}`);
+  } else {
+    assert.equal(result.error, undefined, result.error);
+    assert.deepEqual(result, expected);
+    assert.deepEqual(errors, []);
+    console.log(`ok - ${app} decodes in chromium: ${text}`);
+  }
 } finally {
   await context.close();
   await server.close();

@@ -3,7 +3,9 @@
 # from the registry's point of view into fresh folders under target/consumer/ (never the
 # source tree), then
 #   1. a Vite app imports quiver-arrow, decodes a stream, `vite build`s, and the built app
-#      runs in headless chromium (browser.mjs);
+#      runs in headless chromium (browser.mjs); so does the same app from Vite's dev
+#      server, which pre-bundles the package: as it is in Vite 8, while Vite 7's needs
+#      `optimizeDeps.exclude` and, without it, fails with init()'s Error that says so;
 #   2. a Node ESM script uses the reader, the writer and toArrowJS with apache-arrow;
 #   3. tsc --strict compiles tests/js/types/example.ts (the whole API) against the
 #      installed package's types, with Node's and with a bundler's resolution.
@@ -14,6 +16,8 @@ root=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$root"
 
 VITE_VERSION=8.3.8
+# The last Vite whose dev server pre-bundles with esbuild, which leaves the .wasm behind.
+VITE_ESBUILD_VERSION=7.3.8
 # The same apache-arrow the repo's tests use.
 ARROW_VERSION=$(node -p 'require("./package.json").devDependencies["apache-arrow"]')
 here=tests/consumer
@@ -51,8 +55,35 @@ node -e '
   require("fs").writeFileSync(process.argv[1], arrow.tableToIPC(table, "stream"));
 ' "$work/vite/public/data.arrows"
 (cd "$work/vite" && npx --no-install vite build --logLevel warn)
-node "$here/browser.mjs" "$work/vite/dist" \
-  '{"rows":10000,"sum":49995000,"names":["x","s"],"strings":["s0","s1","s2"]}'
+expected='{"rows":10000,"sum":49995000,"names":["x","s"],"strings":["s0","s1","s2"]}'
+node "$here/browser.mjs" "$work/vite/dist" "$expected"
+
+# Runs Vite's dev server in the app folder $1 on a free port while browser.mjs checks the
+# page against the expected result $2.
+check_dev_server() {
+  local port pid status=0
+  port=$(node -e 'const s = require("net").createServer().listen(0, "127.0.0.1", () => { console.log(s.address().port); s.close(); })')
+  (cd "$1" && exec node_modules/.bin/vite --host 127.0.0.1 --port "$port" --strictPort --logLevel warn) &
+  pid=$!
+  # Until it answers, for at most 30 s.
+  node -e '
+    const until = Date.now() + 30000;
+    (async () => { while (!(await fetch(process.argv[1]).then((r) => r.ok, () => false)) && Date.now() < until) await new Promise((r) => setTimeout(r, 300)); })();
+  ' "http://127.0.0.1:$port/"
+  node "$here/browser.mjs" "http://127.0.0.1:$port/" "$2" || status=$?
+  kill "$pid"
+  wait "$pid" 2>/dev/null || true
+  return "$status"
+}
+log "1b. the same app from Vite $VITE_VERSION's dev server, as it is"
+check_dev_server "$work/vite" "$expected"
+
+log "1c. the same app from Vite $VITE_ESBUILD_VERSION's dev server: without optimizeDeps.exclude, then with it"
+fresh vite7 "vite@$VITE_ESBUILD_VERSION"
+cp -r "$here/vite/index.html" "$here/vite/main.js" "$work/vite/public" "$work/vite7/"
+check_dev_server "$work/vite7" '{"error":"the server sent text/html, not WebAssembly. A dev server that pre-bundles"}'
+echo "export default { optimizeDeps: { exclude: ['quiver-arrow'] } };" > "$work/vite7/vite.config.js"
+check_dev_server "$work/vite7" "$expected"
 
 log "2. Node $(node --version) script"
 fresh node "apache-arrow@$ARROW_VERSION"

@@ -64,6 +64,7 @@ test('npm pack ships both builds, their types, the README and the license, and n
     'package.json',
     'web/index.d.ts',
     'web/index.js',
+    'web/load-error.js',
     'web/quiver.d.ts',
     'web/quiver.js',
     'web/quiver_bg.wasm',
