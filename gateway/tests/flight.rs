@@ -868,6 +868,60 @@ async fn nothing_may_follow_the_end_of_an_upload() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn frames_waiting_for_the_upstream_are_bounded_in_number() {
+    // An upstream that accepts connections and never answers takes a first message of
+    // almost 1 MiB only in part (HTTP/2 flow control), and nothing after it: from then on
+    // frames wait in the gateway. Empty metadata frames cost no credit, so only their
+    // count bounds them, one per 256 bytes of the window: 4096.
+    let silent = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+    let mut cfg = Config::new(format!("grpc://{}", silent.local_addr().expect("addr")));
+    cfg.credit_window = 1 << 20;
+    let mut ws = Ws::connect(gateway(cfg).await, None)
+        .await
+        .expect("connect");
+    ws.send(ClientMessage::DoPut {
+        stream: 1,
+        descriptor: Descriptor::Path(vec!["many".into()]),
+    })
+    .await;
+    let big =
+        frame::encode(1, FrameKind::Metadata, Flags::WHOLE, &[1; 1000 << 10], &[]).expect("frame");
+    ws.send_raw(Message::Binary(big.into())).await;
+    let empty = frame::encode(1, FrameKind::Metadata, Flags::WHOLE, b"", &[]).expect("frame");
+    for _ in 0..4096 {
+        ws.send_raw(Message::Binary(empty.clone().into())).await;
+    }
+    // They fit: the connection goes on, and opens the next upload.
+    ws.send(ClientMessage::DoPut {
+        stream: 2,
+        descriptor: Descriptor::Path(vec!["next".into()]),
+    })
+    .await;
+    loop {
+        match ws.next().await {
+            Event::Json(ServerMessage::Credit { stream: 2, .. }) => break,
+            Event::Json(ServerMessage::Credit { stream: 1, .. }) => {}
+            Event::Json(other) => panic!("expected the second upload's credit, got {other:?}"),
+            Event::Closed(frame) => panic!("closed after 4096 empty frames: {frame:?}"),
+            Event::Frame { .. } => panic!("expected the second upload's credit, got a frame"),
+        }
+    }
+    // Besides the queue, the upload task holds a few frames on their way to the upstream
+    // call (its request stream's channel): a dozen more cannot all fit.
+    for _ in 0..12 {
+        if !ws.try_send_raw(Message::Binary(empty.clone().into())).await {
+            break;
+        }
+    }
+    let (frame, error) = until_closed(&mut ws).await;
+    assert_eq!(
+        error.as_deref(),
+        Some("DoPut stream 1 has 4096 frames waiting for the upstream; send fewer, larger frames")
+    );
+    assert_eq!(frame.map(|f| f.0), Some(1002));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_client_that_sends_but_never_reads_is_closed() {
     let up = Upstream::start(&[]);
     let mut cfg = config(&up);

@@ -253,6 +253,11 @@ impl Ws {
         self.ws.send(msg).await.expect("send");
     }
 
+    /// Sends unless the connection is already gone; whether it was sent.
+    pub async fn try_send_raw(&mut self, msg: Message) -> bool {
+        self.ws.send(msg).await.is_ok()
+    }
+
     pub async fn next(&mut self) -> Event {
         loop {
             let msg = tokio::time::timeout(WAIT, self.ws.next())
