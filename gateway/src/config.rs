@@ -61,6 +61,11 @@ pub struct Args {
     /// a reverse proxy every client has the proxy's address: raise it to --max-connections.
     #[arg(long, default_value_t = 64)]
     pub max_connections_per_client: usize,
+    /// Seconds between HTTP/2 pings to each upstream connection. A ping unanswered for as
+    /// long again closes that connection and fails its calls with UNAVAILABLE, so a server
+    /// gone without a reset (power loss, a partition) is found within twice this.
+    #[arg(long, default_value_t = 20)]
+    pub upstream_ping_secs: u64,
     /// Close an HTTP connection whose request head has not arrived within this many
     /// seconds (a kept-alive one waiting for its next request too). A WebSocket is not
     /// affected once upgraded.
@@ -85,6 +90,7 @@ pub struct Config {
     pub max_connections: usize,
     pub max_connections_per_client: usize,
     pub header_timeout: Duration,
+    pub upstream_ping_interval: Duration,
 }
 
 impl Config {
@@ -105,6 +111,7 @@ impl Config {
             max_connections: 512,
             max_connections_per_client: 64,
             header_timeout: Duration::from_secs(30),
+            upstream_ping_interval: Duration::from_secs(20),
         }
     }
 }
@@ -166,6 +173,12 @@ impl Args {
                 self.header_timeout_secs
             )));
         }
+        if !(1..=DAY_SECS).contains(&self.upstream_ping_secs) {
+            return Err(invalid(format!(
+                "--upstream-ping-secs must be from 1 to {DAY_SECS}, found {}",
+                self.upstream_ping_secs
+            )));
+        }
         Ok(Config {
             upstream,
             allow_origins: self.allow_origin.clone(),
@@ -181,6 +194,7 @@ impl Args {
             max_connections: self.max_connections,
             max_connections_per_client: self.max_connections_per_client,
             header_timeout: Duration::from_secs(self.header_timeout_secs),
+            upstream_ping_interval: Duration::from_secs(self.upstream_ping_secs),
         })
     }
 }
@@ -230,5 +244,10 @@ mod tests {
         assert!(config(&["--demo", "--max-connections-per-client", "0"]).is_err());
         assert!(config(&["--demo", "--header-timeout-secs", "0"]).is_err());
         assert!(config(&["--demo", "--header-timeout-secs", "86401"]).is_err());
+        assert_eq!(c.upstream_ping_interval, Duration::from_secs(20));
+        let pings = config(&["--demo", "--upstream-ping-secs", "5"]).unwrap();
+        assert_eq!(pings.upstream_ping_interval, Duration::from_secs(5));
+        assert!(config(&["--demo", "--upstream-ping-secs", "0"]).is_err());
+        assert!(config(&["--demo", "--upstream-ping-secs", "86401"]).is_err());
     }
 }

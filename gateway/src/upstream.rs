@@ -62,6 +62,7 @@ pub(crate) struct Upstreams {
     max_message_bytes: usize,
     max_segment_bytes: usize,
     connection_window: u32,
+    ping_interval: Duration,
 }
 
 /// One WebSocket connection's channels, by location.
@@ -88,6 +89,7 @@ impl Upstreams {
             connection_window: STREAM_WINDOW
                 .saturating_mul(config.max_streams.max(1))
                 .min(i32::MAX as u32),
+            ping_interval: config.upstream_ping_interval,
         }
     }
 
@@ -115,8 +117,8 @@ impl Upstreams {
             // HTTP/2 pings, and its streams fail instead of waiting forever.
             .connect_timeout(Duration::from_secs(10))
             .tcp_keepalive(Some(Duration::from_secs(60)))
-            .http2_keep_alive_interval(Duration::from_secs(30))
-            .keep_alive_timeout(Duration::from_secs(20))
+            .http2_keep_alive_interval(self.ping_interval)
+            .keep_alive_timeout(self.ping_interval)
             .keep_alive_while_idle(true)
             .connect_lazy();
         let client = Client {

@@ -187,6 +187,31 @@ async fn upstream_death_is_an_error_within_two_seconds() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_silent_upstream_fails_calls_after_an_unanswered_ping() {
+    // It accepts connections and never answers, as a server gone without a reset (power
+    // loss, a partition) looks from here: only HTTP/2 pings can tell.
+    let silent = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+    let mut cfg = Config::new(format!("grpc://{}", silent.local_addr().expect("addr")));
+    cfg.upstream_ping_interval = Duration::from_secs(1);
+    let mut ws = Ws::connect(gateway(cfg).await, None)
+        .await
+        .expect("connect");
+    let started = Instant::now();
+    ws.start_do_get(1, "data:0:10:1", None).await;
+    // The gateway's own pings keep the socket busy, so the wait needs a bound of its own.
+    let (code, message) = tokio::time::timeout(Duration::from_secs(10), ws.status(1))
+        .await
+        .expect("a status within 10 s");
+    let took = started.elapsed();
+    assert_eq!(code, 14, "UNAVAILABLE: {message}");
+    // A ping a second in, unanswered a second later.
+    assert!(
+        (Duration::from_millis(1500)..Duration::from_secs(5)).contains(&took),
+        "failed after {took:?}: {message}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn demo_service_end_to_end() {
     let upstream = demo::spawn(Demo::default()).await.expect("demo");
     let mut cfg = Config::new(format!("grpc://{upstream}"));
