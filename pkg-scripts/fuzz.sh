@@ -24,7 +24,7 @@ else
   export RUSTC_BOOTSTRAP=1
 fi
 
-gold="$root/../shared/testdata/arrow-testing/integration"
+gold="$root/tests/data/arrow-testing/integration"
 failed=0
 for target in "${targets[@]}"; do
   corpus="corpus/$target"

@@ -17,7 +17,7 @@ const REFUSED: &[(&str, &str)] = &[(
 )];
 
 fn gold_dir() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/testdata/arrow-testing/integration")
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/arrow-testing/integration")
 }
 
 fn gold_streams() -> Vec<PathBuf> {

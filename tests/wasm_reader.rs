@@ -18,7 +18,7 @@ macro_rules! gold {
         (
             $path,
             include_bytes!(concat!(
-                "../../shared/testdata/arrow-testing/integration/",
+                "data/arrow-testing/integration/",
                 $path
             ))
             .as_slice(),

@@ -11,10 +11,10 @@ use wasm_bindgen::{JsCast, JsError, JsValue};
 use wasm_bindgen_test::*;
 
 const NESTED: &[u8] = include_bytes!(
-    "../../shared/testdata/arrow-testing/integration/1.0.0-littleendian/generated_nested.stream"
+    "data/arrow-testing/integration/1.0.0-littleendian/generated_nested.stream"
 );
 const DICTIONARY: &[u8] = include_bytes!(
-    "../../shared/testdata/arrow-testing/integration/1.0.0-littleendian/generated_dictionary.stream"
+    "data/arrow-testing/integration/1.0.0-littleendian/generated_dictionary.stream"
 );
 
 fn read(bytes: &Uint8Array) -> Vec<RecordBatch> {

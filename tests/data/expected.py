@@ -20,7 +20,7 @@ import pyarrow as pa
 sys.path.insert(0, os.path.dirname(__file__))
 import generate  # noqa: E402
 
-GOLD_ROOT = os.path.join(os.path.dirname(__file__), "../../../shared/testdata/arrow-testing/integration")
+GOLD_ROOT = os.path.join(os.path.dirname(__file__), "arrow-testing/integration")
 GOLD = [
     "0.14.1/generated_primitive.stream",
     "1.0.0-littleendian/generated_datetime.stream",
