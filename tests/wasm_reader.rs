@@ -17,11 +17,7 @@ macro_rules! gold {
     ($path:literal) => {
         (
             $path,
-            include_bytes!(concat!(
-                "data/arrow-testing/integration/",
-                $path
-            ))
-            .as_slice(),
+            include_bytes!(concat!("data/arrow-testing/integration/", $path)).as_slice(),
         )
     };
 }

@@ -10,12 +10,10 @@ use quiver::wasm::{
 use wasm_bindgen::{JsCast, JsError, JsValue};
 use wasm_bindgen_test::*;
 
-const NESTED: &[u8] = include_bytes!(
-    "data/arrow-testing/integration/1.0.0-littleendian/generated_nested.stream"
-);
-const DICTIONARY: &[u8] = include_bytes!(
-    "data/arrow-testing/integration/1.0.0-littleendian/generated_dictionary.stream"
-);
+const NESTED: &[u8] =
+    include_bytes!("data/arrow-testing/integration/1.0.0-littleendian/generated_nested.stream");
+const DICTIONARY: &[u8] =
+    include_bytes!("data/arrow-testing/integration/1.0.0-littleendian/generated_dictionary.stream");
 
 fn read(bytes: &Uint8Array) -> Vec<RecordBatch> {
     let mut reader = StreamReader::new(None).unwrap();
