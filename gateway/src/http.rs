@@ -15,20 +15,11 @@ use tower_http::services::ServeDir;
 
 use crate::config::Config;
 use crate::conn;
-use crate::upstream::Upstreams;
-
-/// What every connection shares.
-pub(crate) struct Shared {
-    pub config: Config,
-    pub upstreams: Upstreams,
-}
+use crate::shared::Shared;
 
 pub(crate) fn router(config: Config) -> Router {
     let static_dir = config.static_dir.clone();
-    let shared = Arc::new(Shared {
-        upstreams: Upstreams::new(&config),
-        config,
-    });
+    let shared = Arc::new(Shared::new(config));
     let mut router = Router::new()
         .route("/flight", get(upgrade))
         .with_state(shared);

@@ -3,7 +3,9 @@
 //! - [`config`]: command-line options and the resolved configuration.
 //! - `listen`: the accept loop (connection limit, deadline for a request head).
 //! - `http`: the axum router (WebSocket upgrade, Origin check, static files).
-//! - `conn`: one WebSocket connection: control dispatch, stream table, keepalive.
+//! - `shared`: what every connection shares (configuration, upstreams).
+//! - `conn`: one WebSocket connection's lifecycle: reading, keepalive, writing, closing.
+//! - `streams`: one connection's stream table and the handling of client messages.
 //! - `doget`, `doput`, `calls`: the Flight calls, one task per stream.
 //! - `credit`: a DoGet stream's credit, shared by the connection and the stream's task.
 //! - `out`: the bounded queue of messages to the socket.
@@ -22,6 +24,8 @@ mod doput;
 mod http;
 mod listen;
 mod out;
+mod shared;
+mod streams;
 mod upstream;
 
 use std::io;
