@@ -1,7 +1,9 @@
 //! One WebSocket connection's lifecycle: the hello, reading client messages (handed to
-//! [`Streams`]), keepalive pings, the socket's write loop, and closing idle or misbehaving
-//! connections. A protocol error closes only this connection, with close code 1002.
+//! [`Streams`]), keepalive pings, the socket's write loop, and closing idle, stalled or
+//! misbehaving connections. A protocol error closes only this connection, with close code
+//! 1002.
 
+use std::net::IpAddr;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -12,9 +14,11 @@ use quiver::flight::control::ServerMessage;
 use quiver::flight::{ProtocolError, VERSION};
 use tokio::sync::mpsc;
 
-use crate::out::send_json;
+use crate::budget::Account;
+use crate::out::{Out, Queued};
 use crate::shared::Shared;
 use crate::streams::{Finished, Stop, Streams};
+use crate::upstream::MIN_STREAM_WINDOW;
 
 /// Messages queued for the socket; a full queue pauses the stream tasks.
 const OUT_QUEUE: usize = 16;
@@ -28,6 +32,8 @@ enum Close {
     Gone,
     /// No stream and no request for the idle timeout, or no answer to pings.
     Idle(&'static str),
+    /// Holding bytes while a budget is full, and granting no credit (`budget`).
+    Stalled(String),
     Protocol(ProtocolError),
     /// The socket failed, e.g. a message over the size limit; the peer may still read.
     Transport(String),
@@ -42,20 +48,23 @@ impl From<Stop> for Close {
     }
 }
 
-pub(crate) async fn run(socket: WebSocket, shared: Arc<Shared>) {
+pub(crate) async fn run(socket: WebSocket, shared: Arc<Shared>, client: IpAddr) {
     let (sink, mut stream) = socket.split();
-    let (out, out_rx) = mpsc::channel(OUT_QUEUE);
+    let account = shared.budget.open(client);
+    let (out, out_rx) = Out::new(OUT_QUEUE, account.clone());
     let written = Arc::new(Mutex::new(Instant::now()));
     let writer = tokio::spawn(write_loop(sink, out_rx, written.clone()));
     let (done_tx, done_rx) = mpsc::unbounded_channel();
     let ping_every = shared.config.ping_interval;
-    let mut streams = Streams::new(shared.clone(), out.clone(), done_tx);
+    let stall_after = shared.config.stall_timeout;
+    let mut streams = Streams::new(shared.clone(), out.clone(), account.clone(), done_tx);
     let heard = Mutex::new(Instant::now());
     // The watchdog runs beside `serve`, whose sends wait while the socket's queue is
     // full: a client that stops reading fills it and would otherwise never time out.
     let close = tokio::select! {
         close = serve(&shared, &out, &mut streams, &mut stream, done_rx, &heard) => close,
         close = watchdog(&heard, &written, &out, ping_every) => close,
+        close = stall(&account, stall_after) => close,
     };
     let handshake = !matches!(close, Close::Gone);
     streams.abort_all();
@@ -69,6 +78,11 @@ pub(crate) async fn run(socket: WebSocket, shared: Arc<Shared>) {
             Close::Idle(reason) => Some(CloseFrame {
                 code: 1000,
                 reason: reason.into(),
+            }),
+            // 1008: the client broke the gateway's policy.
+            Close::Stalled(reason) => Some(CloseFrame {
+                code: 1008,
+                reason: truncate(&reason, 120).into(),
             }),
             Close::Protocol(e) => Some(protocol_close(&out, e.to_string()).await),
             Close::Transport(message) => Some(protocol_close(&out, message).await),
@@ -102,7 +116,7 @@ pub(crate) async fn run(socket: WebSocket, shared: Arc<Shared>) {
 /// and pings, until the connection should end.
 async fn serve(
     shared: &Shared,
-    out: &mpsc::Sender<Message>,
+    out: &Out,
     streams: &mut Streams,
     socket: &mut futures::stream::SplitStream<WebSocket>,
     mut done: mpsc::UnboundedReceiver<Finished>,
@@ -116,7 +130,7 @@ async fn serve(
         max_streams: config.max_streams,
         max_message_bytes: config.max_message_bytes as u64,
     };
-    if send_json(out, &hello).await.is_err() {
+    if out.send_json(&hello).await.is_err() {
         return Close::Gone;
     }
     let (ping_every, idle_after) = (config.ping_interval, config.idle_timeout);
@@ -176,7 +190,7 @@ async fn serve(
 async fn watchdog(
     heard: &Mutex<Instant>,
     written: &Mutex<Instant>,
-    queue: &mpsc::Sender<Message>,
+    queue: &Out,
     ping_every: Duration,
 ) -> Close {
     let limit = ping_every * MISSED_PINGS;
@@ -185,7 +199,7 @@ async fn watchdog(
         if silent >= limit {
             return Close::Idle("no answer to pings");
         }
-        let waiting = queue.capacity() < queue.max_capacity();
+        let waiting = queue.is_waiting();
         let stalled = read_instant(written).elapsed();
         if waiting && stalled >= limit {
             return Close::Idle("not reading");
@@ -194,19 +208,36 @@ async fn watchdog(
     }
 }
 
+/// Resolves once the connection holds bytes while a budget it draws on is full, one of
+/// its DoGets waits for credit, and its client has granted none for `after`: the client
+/// holds memory that others are refused, and is not using it.
+async fn stall(account: &Account, after: Duration) -> Close {
+    let every = (after / 4).max(Duration::from_millis(100));
+    loop {
+        tokio::time::sleep(every).await;
+        if account.last_grant().elapsed() < after || !account.is_waiting_for_credit() {
+            continue;
+        }
+        if let Some((budget, held)) = account.full_budget(MIN_STREAM_WINDOW.into()) {
+            return Close::Stalled(format!(
+                "holds {held} bytes with {budget} full, and granted no credit for {} s",
+                after.as_secs()
+            ));
+        }
+    }
+}
+
 fn read_instant(at: &Mutex<Instant>) -> Instant {
     *at.lock().unwrap_or_else(|e| e.into_inner())
 }
 
 /// Tells the client why its connection ends, and makes the 1002 close frame.
-async fn protocol_close(out: &mpsc::Sender<Message>, message: String) -> CloseFrame {
-    let _ = send_json(
-        out,
-        &ServerMessage::Error {
+async fn protocol_close(out: &Out, message: String) -> CloseFrame {
+    let _ = out
+        .send_json(&ServerMessage::Error {
             message: message.clone(),
-        },
-    )
-    .await;
+        })
+        .await;
     CloseFrame {
         code: 1002,
         reason: truncate(&message, 120).into(),
@@ -217,16 +248,19 @@ async fn protocol_close(out: &mpsc::Sender<Message>, message: String) -> CloseFr
 /// progress: took a message from the queue, or finished writing one.
 async fn write_loop(
     mut sink: futures::stream::SplitSink<WebSocket, Message>,
-    mut rx: mpsc::Receiver<Message>,
+    mut rx: mpsc::Receiver<Queued>,
     written: Arc<Mutex<Instant>>,
 ) {
     let progress = || *written.lock().unwrap_or_else(|e| e.into_inner()) = Instant::now();
-    while let Some(msg) = rx.recv().await {
+    // Each message's bytes stay charged to the budget until it is written (`queued`
+    // drops after the send).
+    while let Some(Queued { message, held }) = rx.recv().await {
         progress();
-        let closing = matches!(msg, Message::Close(_));
-        if sink.send(msg).await.is_err() || closing {
+        let closing = matches!(message, Message::Close(_));
+        if sink.send(message).await.is_err() || closing {
             break;
         }
+        drop(held);
         progress();
     }
     let _ = sink.close().await;

@@ -7,12 +7,14 @@
 //! - `conn`: one WebSocket connection's lifecycle: reading, keepalive, writing, closing.
 //! - `streams`: one connection's stream table and the handling of client messages.
 //! - `doget`, `doput`, `calls`: the Flight calls, one task per stream.
+//! - `budget`: the bytes held for clients, in all, per client IP and per connection.
 //! - `credit`: a DoGet stream's credit, shared by the connection and the stream's task.
 //! - `out`: the bounded queue of messages to the socket.
 //! - `convert`: Flight protobuf messages to and from the protocol's JSON.
 //! - `upstream`: the location allow-list and each connection's gRPC channels.
 //! - [`demo`]: an in-process Flight service with generated data (`--demo`).
 
+mod budget;
 mod calls;
 pub mod config;
 mod conn;

@@ -6,7 +6,6 @@ use std::collections::HashMap;
 use std::future::Future;
 use std::sync::{Arc, Mutex};
 
-use axum::extract::ws::Message;
 use bytes::Bytes;
 use quiver::flight::control::{ClientMessage, ServerMessage};
 use quiver::flight::credit::Credit;
@@ -17,14 +16,15 @@ use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
 use tonic::Status;
 
+use crate::budget::{Account, Held};
 use crate::calls;
 use crate::convert::{descriptor_to_proto, status_message};
 use crate::credit::SharedCredit;
 use crate::doget::DoGet;
 use crate::doput::{DoPut, Upload};
-use crate::out::send_json;
+use crate::out::Out;
 use crate::shared::Shared;
-use crate::upstream::Pool;
+use crate::upstream::{stream_window, Pool, MIN_STREAM_WINDOW};
 
 /// A stream's end: its id and the call's result.
 pub(crate) type Finished = (u32, Result<(), Status>);
@@ -63,7 +63,8 @@ struct Entry {
 
 pub(crate) struct Streams {
     shared: Arc<Shared>,
-    out: mpsc::Sender<Message>,
+    out: Out,
+    account: Arc<Account>,
     token: Option<String>,
     table: HashMap<u32, Entry>,
     ids: StreamIds,
@@ -72,16 +73,18 @@ pub(crate) struct Streams {
 }
 
 impl Streams {
-    /// The streams of a connection whose messages go to `out`; each call's end is sent
-    /// to `done`.
+    /// The streams of a connection whose messages go to `out` and whose bytes are
+    /// charged to `account`; each call's end is sent to `done`.
     pub fn new(
         shared: Arc<Shared>,
-        out: mpsc::Sender<Message>,
+        out: Out,
+        account: Arc<Account>,
         done: mpsc::UnboundedSender<Finished>,
     ) -> Self {
         Streams {
             shared,
             out,
+            account,
             token: None,
             table: HashMap::new(),
             ids: StreamIds::default(),
@@ -111,7 +114,7 @@ impl Streams {
     }
 
     async fn send(&self, msg: &ServerMessage) -> Result<(), Stop> {
-        send_json(&self.out, msg).await.map_err(|_| Stop::Gone)
+        self.out.send_json(msg).await.map_err(|_| Stop::Gone)
     }
 
     pub async fn on_control(&mut self, text: &str) -> Result<(), Stop> {
@@ -121,7 +124,10 @@ impl Streams {
                 Some(Entry {
                     kind: Kind::Get(credit),
                     ..
-                }) => credit.grant(bytes)?,
+                }) => {
+                    credit.grant(bytes)?;
+                    self.account.granted();
+                }
                 Some(_) => return Err(ProtocolError::NotDownload(stream).into()),
                 None => self.ids.check_finished(stream)?,
             },
@@ -174,12 +180,30 @@ impl Streams {
         if let Some(status) = refusal {
             return self.send(&status_message(stream, &status)).await;
         }
-        let location = match &request {
-            ClientMessage::DoGet { location, .. } => location.as_deref(),
-            _ => None,
+        // Every call reserves its HTTP/2 stream window in the budget: what its upstream
+        // may send before the gateway reads. A DoPut also reserves the credit it grants.
+        let (location, http2_window, reserved, what) = match &request {
+            ClientMessage::DoGet {
+                location, credit, ..
+            } => {
+                let window = stream_window(credit.unwrap_or(config.credit_window));
+                (location.as_deref(), window, window.into(), "a DoGet")
+            }
+            ClientMessage::DoPut { .. } => (
+                None,
+                MIN_STREAM_WINDOW,
+                u64::from(MIN_STREAM_WINDOW) + config.credit_window,
+                "a DoPut",
+            ),
+            _ => (None, MIN_STREAM_WINDOW, MIN_STREAM_WINDOW.into(), "a call"),
         };
-        let client = match self.shared.upstreams.client(&mut self.pool, location) {
-            Ok(c) => c,
+        let opened = self.account.reserve(reserved, what).and_then(|held| {
+            let upstreams = &self.shared.upstreams;
+            let client = upstreams.client(&mut self.pool, location, http2_window)?;
+            Ok((held, client))
+        });
+        let (held, client) = match opened {
+            Ok(opened) => opened,
             Err(status) => return self.send(&status_message(stream, &status)).await,
         };
         let (token, out) = (self.token.clone(), self.out.clone());
@@ -195,9 +219,10 @@ impl Streams {
                     credit: credit.clone(),
                     window,
                     out,
+                    account: self.account.clone(),
                     max_segment: config.max_segment_bytes,
                 };
-                self.spawn(stream, Kind::Get(credit), task.run());
+                self.spawn(stream, Kind::Get(credit), held, task.run());
             }
             ClientMessage::DoPut { descriptor, .. } => {
                 let window = config.credit_window;
@@ -212,6 +237,7 @@ impl Streams {
                     uploads: rx,
                     credit: credit.clone(),
                     out,
+                    account: self.account.clone(),
                     max_message: config.max_message_bytes,
                 };
                 let kind = Kind::Put {
@@ -219,27 +245,33 @@ impl Streams {
                     end,
                     credit,
                 };
-                self.spawn(stream, kind, task.run());
+                self.spawn(stream, kind, held, task.run());
                 self.send(&ServerMessage::Credit {
                     stream,
                     bytes: window,
                 })
                 .await?;
             }
-            call => self.spawn(stream, Kind::Call, calls::run(call, client, token, out)),
+            call => {
+                let task = calls::run(call, client, token, out);
+                self.spawn(stream, Kind::Call, held, task);
+            }
         }
         Ok(())
     }
 
+    /// Runs `call` as the task of `stream`, holding `reserved` until it ends.
     fn spawn(
         &mut self,
         stream: u32,
         kind: Kind,
+        reserved: Held,
         call: impl Future<Output = Result<(), Status>> + Send + 'static,
     ) {
         let done = self.done.clone();
         let task = tokio::spawn(async move {
             let result = call.await;
+            drop(reserved);
             let _ = done.send((stream, result));
         });
         self.table.insert(stream, Entry { task, kind });
