@@ -2,14 +2,12 @@
 //! PollFlightInfo, GetSchema, DoAction and ListActions.
 
 use arrow_flight::{Action, Criteria, Empty, HandshakeRequest};
-use axum::extract::ws::Message;
 use quiver::flight::control::{ClientMessage, ServerMessage};
 use quiver::flight::message::CONTINUATION;
-use tokio::sync::mpsc;
 use tonic::Status;
 
 use crate::convert::{descriptor_to_proto, info_from_proto, poll_from_proto};
-use crate::out::send_json;
+use crate::out::Out;
 use crate::upstream::{request, Client};
 
 /// Runs one request and sends its results; the caller sends the terminal status.
@@ -17,13 +15,13 @@ pub(crate) async fn run(
     msg: ClientMessage,
     client: Client,
     token: Option<String>,
-    out: mpsc::Sender<Message>,
+    out: Out,
 ) -> Result<(), Status> {
     let mut client = client.flight();
     let token = token.as_deref();
     let send = |m: ServerMessage| {
         let out = out.clone();
-        async move { send_json(&out, &m).await }
+        async move { out.send_json(&m).await }
     };
     match msg {
         ClientMessage::Handshake { stream, payload } => {

@@ -6,6 +6,9 @@ use std::time::Duration;
 
 use clap::Parser;
 
+pub use crate::budget::Limits;
+use crate::upstream::MIN_STREAM_WINDOW;
+
 const DAY_SECS: u64 = 24 * 60 * 60;
 
 /// Bridges browser WebSockets (protocol `quiver-flight.v1`) to Arrow Flight gRPC servers.
@@ -71,6 +74,23 @@ pub struct Args {
     /// affected once upgraded.
     #[arg(long, default_value_t = 30)]
     pub header_timeout_secs: u64,
+    /// Bytes the gateway may hold for all its clients: upstream data not yet sent, frames
+    /// queued for sockets, DoPut bytes not yet forwarded and HTTP/2 windows granted to
+    /// upstreams. A call that would exceed it is refused with RESOURCE_EXHAUSTED.
+    #[arg(long, default_value_t = 1 << 30)]
+    pub max_buffered_bytes: u64,
+    /// The share of --max-buffered-bytes one client IP address may hold.
+    #[arg(long, default_value_t = 256 << 20)]
+    pub max_buffered_bytes_per_client: u64,
+    /// The share of --max-buffered-bytes one connection may hold: by default room for
+    /// --max-streams DoGets' 2 MiB HTTP/2 windows and 1 MiB in hand each.
+    #[arg(long, default_value_t = 192 << 20)]
+    pub max_buffered_bytes_per_connection: u64,
+    /// Close a connection that holds bytes while a budget it draws on is full, and whose
+    /// client has granted no credit for this many seconds; its upstream calls are
+    /// cancelled.
+    #[arg(long, default_value_t = 60)]
+    pub stall_timeout_secs: u64,
 }
 
 /// The configuration the gateway runs with.
@@ -91,6 +111,8 @@ pub struct Config {
     pub max_connections_per_client: usize,
     pub header_timeout: Duration,
     pub upstream_ping_interval: Duration,
+    pub buffer_budget: Limits,
+    pub stall_timeout: Duration,
 }
 
 impl Config {
@@ -112,6 +134,12 @@ impl Config {
             max_connections_per_client: 64,
             header_timeout: Duration::from_secs(30),
             upstream_ping_interval: Duration::from_secs(20),
+            buffer_budget: Limits {
+                total: 1 << 30,
+                per_client: 256 << 20,
+                per_connection: 192 << 20,
+            },
+            stall_timeout: Duration::from_secs(60),
         }
     }
 }
@@ -179,6 +207,31 @@ impl Args {
                 self.upstream_ping_secs
             )));
         }
+        // A connection must hold at least one DoGet's smallest HTTP/2 window.
+        let least = MIN_STREAM_WINDOW as u64;
+        for (option, bytes) in [
+            ("--max-buffered-bytes", self.max_buffered_bytes),
+            (
+                "--max-buffered-bytes-per-client",
+                self.max_buffered_bytes_per_client,
+            ),
+            (
+                "--max-buffered-bytes-per-connection",
+                self.max_buffered_bytes_per_connection,
+            ),
+        ] {
+            if bytes < least {
+                return Err(invalid(format!(
+                    "{option} must be at least {least}, found {bytes}"
+                )));
+            }
+        }
+        if !(1..=DAY_SECS).contains(&self.stall_timeout_secs) {
+            return Err(invalid(format!(
+                "--stall-timeout-secs must be from 1 to {DAY_SECS}, found {}",
+                self.stall_timeout_secs
+            )));
+        }
         Ok(Config {
             upstream,
             allow_origins: self.allow_origin.clone(),
@@ -195,6 +248,12 @@ impl Args {
             max_connections_per_client: self.max_connections_per_client,
             header_timeout: Duration::from_secs(self.header_timeout_secs),
             upstream_ping_interval: Duration::from_secs(self.upstream_ping_secs),
+            buffer_budget: Limits {
+                total: self.max_buffered_bytes,
+                per_client: self.max_buffered_bytes_per_client,
+                per_connection: self.max_buffered_bytes_per_connection,
+            },
+            stall_timeout: Duration::from_secs(self.stall_timeout_secs),
         })
     }
 }
@@ -249,5 +308,24 @@ mod tests {
         assert_eq!(pings.upstream_ping_interval, Duration::from_secs(5));
         assert!(config(&["--demo", "--upstream-ping-secs", "0"]).is_err());
         assert!(config(&["--demo", "--upstream-ping-secs", "86401"]).is_err());
+        assert_eq!(c.buffer_budget, Config::new("grpc://h:1").buffer_budget);
+        assert_eq!(c.buffer_budget.total, 1 << 30);
+        assert_eq!(
+            config(&["--demo", "--max-buffered-bytes-per-client", "65535"])
+                .unwrap_err()
+                .to_string(),
+            "--max-buffered-bytes-per-client must be at least 65536, found 65535"
+        );
+        let budget = config(&[
+            "--demo",
+            "--max-buffered-bytes",
+            "65536",
+            "--stall-timeout-secs",
+            "2",
+        ])
+        .unwrap();
+        assert_eq!(budget.buffer_budget.total, 65536);
+        assert_eq!(budget.stall_timeout, Duration::from_secs(2));
+        assert!(config(&["--demo", "--stall-timeout-secs", "0"]).is_err());
     }
 }

@@ -2,19 +2,22 @@
 //! form an IPC stream. The gateway writes each message's 8-byte prefix and padding
 //! itself and slices the body as it came (`data_body` is `Bytes`), so batches are never
 //! re-encoded. The next `FlightData` is polled only after the previous one was sent, and
-//! sending waits for credit, so gRPC flow control pushes back on the upstream.
+//! sending waits for credit, so gRPC flow control pushes back on the upstream. The
+//! message in hand and the queued frames are charged to the connection's budget; past a
+//! budget the call fails with RESOURCE_EXHAUSTED (the message, already received, is then
+//! freed), and the client is told why.
 
 use std::sync::Arc;
 
 use arrow_flight::{FlightData, Ticket};
-use axum::extract::ws::Message;
 use bytes::Bytes;
 use quiver::flight::frame::{self, Flags, FrameKind};
 use quiver::flight::message::{body_length, buffers_end, prefix, EOS};
-use tokio::sync::mpsc;
 use tonic::Status;
 
+use crate::budget::Account;
 use crate::credit::SharedCredit;
+use crate::out::Out;
 use crate::upstream::{request, Client};
 
 /// Everything a DoGet task needs.
@@ -26,7 +29,8 @@ pub(crate) struct DoGet {
     pub credit: Arc<SharedCredit>,
     /// The credit the client opened the stream with: the most it keeps outstanding.
     pub window: u64,
-    pub out: mpsc::Sender<Message>,
+    pub out: Out,
+    pub account: Arc<Account>,
     pub max_segment: usize,
 }
 
@@ -34,8 +38,11 @@ impl DoGet {
     pub async fn run(self) -> Result<(), Status> {
         let req = request(Ticket::new(self.ticket.clone()), self.token.as_deref())?;
         let mut upstream = self.client.flight().do_get(req).await?.into_inner();
+        let mut in_hand = self.account.hold(0);
         while let Some(data) = upstream.message().await? {
+            in_hand.reserve_to(flight_data_len(&data), "a DoGet's upstream message")?;
             self.forward(data).await?;
+            in_hand.shrink_to(0);
         }
         let eos = IpcParts {
             head: EOS.to_vec(),
@@ -53,7 +60,7 @@ impl DoGet {
                 return Err(too_large(n, self.max_segment));
             }
             self.check_window(n as u64)?;
-            self.credit.take(n, n).await;
+            self.take(n, n).await;
             let bytes = frame::encode(
                 self.stream,
                 FrameKind::Metadata,
@@ -83,7 +90,7 @@ impl DoGet {
             let first = sent == 0;
             let meta_here = if first { meta } else { 0 };
             let want = (total - sent).min(self.max_segment - meta_here);
-            let granted = self.credit.take(meta_here + 1, meta_here + want).await;
+            let granted = self.take(meta_here + 1, meta_here + want).await;
             let n = granted - meta_here;
             let mut bytes = Vec::with_capacity(frame::HEADER_LEN + granted);
             let flags = Flags {
@@ -121,12 +128,20 @@ impl DoGet {
         )))
     }
 
-    async fn send(&self, bytes: Vec<u8>) -> Result<(), Status> {
-        self.out
-            .send(Message::Binary(bytes.into()))
-            .await
-            .map_err(|_| Status::cancelled("client connection closed"))
+    /// Waits for credit, counted meanwhile as a stream waiting for it (`budget`).
+    async fn take(&self, min: usize, max: usize) -> usize {
+        let _waiting = self.account.wait_for_credit();
+        self.credit.take(min, max).await
     }
+
+    async fn send(&self, bytes: Vec<u8>) -> Result<(), Status> {
+        self.out.send_frame(bytes).await
+    }
+}
+
+/// The bytes of a `FlightData` the gateway holds.
+fn flight_data_len(data: &FlightData) -> u64 {
+    (data.data_header.len() + data.data_body.len() + data.app_metadata.len()) as u64
 }
 
 fn too_large(n: usize, max: usize) -> Status {

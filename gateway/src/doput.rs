@@ -15,7 +15,6 @@
 use std::sync::{Arc, Mutex};
 
 use arrow_flight::{FlightData, FlightDescriptor, PutResult};
-use axum::extract::ws::Message;
 use bytes::Bytes;
 use futures::Stream;
 use quiver::flight::control::ServerMessage;
@@ -27,7 +26,8 @@ use tonic::codegen::http::uri::PathAndQuery;
 use tonic::Status;
 use tonic_prost::{ProstDecoder, ProstEncoder};
 
-use crate::out::send_json;
+use crate::budget::{Account, Held};
+use crate::out::Out;
 use crate::upstream::{request, Client};
 
 const DO_PUT: &str = "/arrow.flight.protocol.FlightService/DoPut";
@@ -66,7 +66,8 @@ pub(crate) struct DoPut {
     pub token: Option<String>,
     pub uploads: mpsc::Receiver<Upload>,
     pub credit: Arc<Mutex<Credit>>,
-    pub out: mpsc::Sender<Message>,
+    pub out: Out,
+    pub account: Arc<Account>,
     pub max_message: usize,
 }
 
@@ -80,6 +81,7 @@ impl DoPut {
             uploads,
             credit,
             out,
+            account,
             max_message,
         } = self;
         let (tx, rx) = mpsc::channel::<Outgoing>(2);
@@ -97,7 +99,7 @@ impl DoPut {
                     stream,
                     app_metadata: r.app_metadata.to_vec(),
                 };
-                send_json(&results_out, &msg).await?;
+                results_out.send_json(&msg).await?;
             }
             Ok::<(), Status>(())
         };
@@ -105,6 +107,7 @@ impl DoPut {
             stream,
             descriptor: Some(descriptor),
             splitter: Splitter::new(max_message),
+            assembling: account.hold(0),
             app_metadata: Bytes::new(),
             tx,
             credit,
@@ -129,11 +132,14 @@ struct Feed {
     stream: u32,
     descriptor: Option<FlightDescriptor>,
     splitter: Splitter,
+    /// The budget held by the messages not yet forwarded; the one in progress counts at
+    /// its declared size, as it is allocated.
+    assembling: Held,
     /// `app_metadata` of the message in progress.
     app_metadata: Bytes,
     tx: mpsc::Sender<Outgoing>,
     credit: Arc<Mutex<Credit>>,
-    out: mpsc::Sender<Message>,
+    out: Out,
 }
 
 impl Feed {
@@ -166,10 +172,19 @@ impl Feed {
                     }
                     self.splitter.push(&ipc, &mut messages).map_err(invalid)?;
                     self.splitter.check_last(last).map_err(invalid)?;
+                    // Messages completed and the one in progress, until forwarded.
+                    let held = self.splitter.allocated()
+                        + messages
+                            .iter()
+                            .map(|m| m.header.len() + m.body.len())
+                            .sum::<usize>();
+                    self.assembling
+                        .reserve_to(held as u64, "a DoPut's message")?;
                     for m in messages.drain(..) {
                         let meta = std::mem::take(&mut self.app_metadata);
                         self.send(m.header.into(), m.body.into(), meta).await?;
                     }
+                    self.assembling.shrink_to(self.splitter.allocated() as u64);
                 }
             }
             self.grant(size).await?;
@@ -212,7 +227,7 @@ impl Feed {
             stream: self.stream,
             bytes: bytes as u64,
         };
-        send_json(&self.out, &msg).await
+        self.out.send_json(&msg).await
     }
 }
 

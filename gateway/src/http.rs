@@ -2,10 +2,11 @@
 //! with `--static DIR`, `DIR/www` at `/www/` and `DIR/pkg` at `/pkg/`. Only those two
 //! folders are served, so that pointing DIR at the repo root exposes nothing else.
 
+use std::net::SocketAddr;
 use std::sync::Arc;
 
 use axum::extract::ws::WebSocketUpgrade;
-use axum::extract::State;
+use axum::extract::{ConnectInfo, State};
 use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Redirect, Response};
 use axum::routing::get;
@@ -15,20 +16,11 @@ use tower_http::services::ServeDir;
 
 use crate::config::Config;
 use crate::conn;
-use crate::upstream::Upstreams;
-
-/// What every connection shares.
-pub(crate) struct Shared {
-    pub config: Config,
-    pub upstreams: Upstreams,
-}
+use crate::shared::Shared;
 
 pub(crate) fn router(config: Config) -> Router {
     let static_dir = config.static_dir.clone();
-    let shared = Arc::new(Shared {
-        upstreams: Upstreams::new(&config),
-        config,
-    });
+    let shared = Arc::new(Shared::new(config));
     let mut router = Router::new()
         .route("/flight", get(upgrade))
         .with_state(shared);
@@ -43,6 +35,7 @@ pub(crate) fn router(config: Config) -> Router {
 
 async fn upgrade(
     State(shared): State<Arc<Shared>>,
+    ConnectInfo(peer): ConnectInfo<SocketAddr>,
     headers: HeaderMap,
     ws: WebSocketUpgrade,
 ) -> Response {
@@ -75,7 +68,7 @@ async fn upgrade(
     let limit = shared.config.max_segment_bytes + HEADER_LEN + (64 << 10);
     ws.protocols([SUBPROTOCOL])
         .max_message_size(limit)
-        .on_upgrade(move |socket| conn::run(socket, shared))
+        .on_upgrade(move |socket| conn::run(socket, shared, peer.ip()))
 }
 
 /// Listed origins and `*` are allowed, and so are same-origin pages when the gateway is

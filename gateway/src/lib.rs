@@ -3,14 +3,18 @@
 //! - [`config`]: command-line options and the resolved configuration.
 //! - `listen`: the accept loop (connection limit, deadline for a request head).
 //! - `http`: the axum router (WebSocket upgrade, Origin check, static files).
-//! - `conn`: one WebSocket connection: control dispatch, stream table, keepalive.
+//! - `shared`: what every connection shares (configuration, upstreams).
+//! - `conn`: one WebSocket connection's lifecycle: reading, keepalive, writing, closing.
+//! - `streams`: one connection's stream table and the handling of client messages.
 //! - `doget`, `doput`, `calls`: the Flight calls, one task per stream.
+//! - `budget`: the bytes held for clients, in all, per client IP and per connection.
 //! - `credit`: a DoGet stream's credit, shared by the connection and the stream's task.
 //! - `out`: the bounded queue of messages to the socket.
 //! - `convert`: Flight protobuf messages to and from the protocol's JSON.
 //! - `upstream`: the location allow-list and each connection's gRPC channels.
 //! - [`demo`]: an in-process Flight service with generated data (`--demo`).
 
+mod budget;
 mod calls;
 pub mod config;
 mod conn;
@@ -22,6 +26,8 @@ mod doput;
 mod http;
 mod listen;
 mod out;
+mod shared;
+mod streams;
 mod upstream;
 
 use std::io;

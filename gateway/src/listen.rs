@@ -19,7 +19,8 @@ use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll};
 use std::time::Duration;
 
-use axum::Router;
+use axum::extract::ConnectInfo;
+use axum::{Extension, Router};
 use hyper::server::conn::http1;
 use hyper_util::rt::{TokioIo, TokioTimer};
 use hyper_util::service::TowerToHyperService;
@@ -76,7 +77,9 @@ pub(crate) async fn serve(listener: TcpListener, app: Router, limits: Limits) ->
             stream,
             _slots: (slot, client_slot),
         });
-        let service = TowerToHyperService::new(app.clone());
+        // The client's address, for `ConnectInfo` (its budget is per address).
+        let app = app.clone().layer(Extension(ConnectInfo(peer)));
+        let service = TowerToHyperService::new(app);
         let connection = http.serve_connection(io, service).with_upgrades();
         // An error here is one client's (a bad request, a reset, a timeout): nobody to tell.
         tokio::spawn(async move {

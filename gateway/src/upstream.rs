@@ -7,6 +7,12 @@
 //! flow-control window, so one client that stops granting credit would stall every
 //! other client's streams. Per-client connections confine that to the client, and the
 //! connection window is sized so that its own streams cannot starve each other.
+//!
+//! A stream's HTTP/2 window is what its upstream may send before the gateway reads, so
+//! it is memory held for the client (`budget`). It is sized from the credit the client
+//! opens a DoGet with ([`stream_window`]): a client that grants little is given little.
+//! HTTP/2 sets the window per connection, so a connection's channels are also keyed by
+//! window; there are at most six sizes.
 
 use std::collections::HashMap;
 use std::time::Duration;
@@ -53,22 +59,32 @@ impl Client {
 /// Flight's "same server as the FlightInfo" location.
 const REUSE_CONNECTION: &str = "arrow-flight-reuse-connection://?";
 
-/// HTTP/2 flow-control window of one upstream stream: what a stalled stream may hold.
-const STREAM_WINDOW: u32 = 2 << 20;
+/// The HTTP/2 flow-control window of one upstream stream, from the smallest (for calls
+/// whose answers are small, and DoGets opened with little credit) to the largest: what a
+/// stalled stream may hold.
+pub(crate) const MIN_STREAM_WINDOW: u32 = 64 << 10;
+const MAX_STREAM_WINDOW: u32 = 2 << 20;
+
+/// The stream window for a DoGet opened with `credit`: the credit, rounded up to a
+/// power of two within the window sizes.
+pub(crate) fn stream_window(credit: u64) -> u32 {
+    let clamped = credit.clamp(MIN_STREAM_WINDOW.into(), MAX_STREAM_WINDOW.into()) as u32;
+    clamped.next_power_of_two()
+}
 
 pub(crate) struct Upstreams {
     default: String,
     allowed: Vec<String>,
     max_message_bytes: usize,
     max_segment_bytes: usize,
-    connection_window: u32,
+    max_streams: u32,
     ping_interval: Duration,
 }
 
-/// One WebSocket connection's channels, by location.
+/// One WebSocket connection's channels, by location and stream window.
 #[derive(Default)]
 pub(crate) struct Pool {
-    clients: HashMap<String, Client>,
+    clients: HashMap<(String, u32), Client>,
 }
 
 impl Upstreams {
@@ -85,16 +101,27 @@ impl Upstreams {
             allowed,
             max_message_bytes: config.max_message_bytes,
             max_segment_bytes: config.max_segment_bytes,
-            // h2 refuses (by panicking) a window above 2^31 - 1.
-            connection_window: STREAM_WINDOW
-                .saturating_mul(config.max_streams.max(1))
-                .min(i32::MAX as u32),
+            max_streams: config.max_streams.max(1),
             ping_interval: config.upstream_ping_interval,
         }
     }
 
-    /// The client for `location` (the upstream when absent), if it is allowed.
-    pub fn client(&self, pool: &mut Pool, location: Option<&str>) -> Result<Client, Status> {
+    /// Room for every stream of a connection at `stream_window`.
+    fn connection_window(&self, stream_window: u32) -> u32 {
+        // h2 refuses (by panicking) a window above 2^31 - 1.
+        stream_window
+            .saturating_mul(self.max_streams)
+            .min(i32::MAX as u32)
+    }
+
+    /// The client for `location` (the upstream when absent), if it is allowed, whose
+    /// streams have HTTP/2 windows of `window` bytes.
+    pub fn client(
+        &self,
+        pool: &mut Pool,
+        location: Option<&str>,
+        window: u32,
+    ) -> Result<Client, Status> {
         let key = match location {
             None | Some("") | Some(REUSE_CONNECTION) => self.default.clone(),
             Some(l) => normalize(l),
@@ -105,14 +132,14 @@ impl Upstreams {
                 location.unwrap_or_default()
             )));
         }
-        if let Some(c) = pool.clients.get(&key) {
+        if let Some(c) = pool.clients.get(&(key.clone(), window)) {
             return Ok(c.clone());
         }
         let uri = http_uri(&key)?;
         let channel = Endpoint::from_shared(uri)
             .map_err(|e| Status::invalid_argument(format!("location {key}: {e}")))?
-            .initial_stream_window_size(STREAM_WINDOW)
-            .initial_connection_window_size(self.connection_window)
+            .initial_stream_window_size(window)
+            .initial_connection_window_size(self.connection_window(window))
             // A server that vanishes without a reset (power loss, a partition) is found by
             // HTTP/2 pings, and its streams fail instead of waiting forever.
             .connect_timeout(Duration::from_secs(10))
@@ -126,7 +153,7 @@ impl Upstreams {
             max_message_bytes: self.max_message_bytes,
             max_segment_bytes: self.max_segment_bytes,
         };
-        pool.clients.insert(key, client.clone());
+        pool.clients.insert((key, window), client.clone());
         Ok(client)
     }
 }
@@ -167,12 +194,23 @@ mod tests {
     #[test]
     fn the_connection_window_stays_within_what_h2_accepts() {
         let mut config = Config::new("grpc://127.0.0.1:1000");
+        let window = MAX_STREAM_WINDOW;
         assert_eq!(
-            Upstreams::new(&config).connection_window,
-            64 * STREAM_WINDOW
+            Upstreams::new(&config).connection_window(window),
+            64 * window
         );
         config.max_streams = 4096;
-        assert_eq!(Upstreams::new(&config).connection_window, i32::MAX as u32);
+        let upstreams = Upstreams::new(&config);
+        assert_eq!(upstreams.connection_window(window), i32::MAX as u32);
+    }
+
+    #[test]
+    fn stream_windows_follow_the_credit_a_client_opens_with() {
+        assert_eq!(stream_window(0), 64 << 10);
+        assert_eq!(stream_window(100 << 10), 128 << 10);
+        assert_eq!(stream_window(256 << 10), 256 << 10);
+        assert_eq!(stream_window(8 << 20), 2 << 20);
+        assert_eq!(stream_window(u64::MAX), 2 << 20);
     }
 
     #[test]
@@ -182,7 +220,10 @@ mod tests {
         let u = Upstreams::new(&config);
         assert_eq!(u.default, "grpc://127.0.0.1:1000");
         assert!(u.allowed.contains(&"grpc://127.0.0.1:2000".to_string()));
-        let denied = |loc| u.client(&mut Pool::default(), Some(loc)).unwrap_err();
+        let denied = |loc| {
+            u.client(&mut Pool::default(), Some(loc), MIN_STREAM_WINDOW)
+                .unwrap_err()
+        };
         assert_eq!(
             denied("grpc://127.0.0.1:3000").code(),
             tonic::Code::PermissionDenied

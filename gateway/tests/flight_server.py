@@ -10,6 +10,9 @@ Tickets (UTF-8):
   fail:<n>                      n batches, then a FlightServerError
   slow:<tag>                    small batches 50 ms apart until cancelled; prints
                                 "CANCELLED <tag>" when context.is_cancelled() turns true
+  hold:<tag>                    one small batch, then nothing until cancelled; prints
+                                "CANCELLED <tag>" then (waiting inside the generator, so
+                                the cancellation is always seen there)
   big                           one 1.5M-row int64 batch (12 MB, above gRPC's 4 MiB default)
   meta:<n>                      n batches with app_metadata b"m<i>"
   put:<name>                    what a DoPut to path [<name>] stored; a DoPut whose call
@@ -87,6 +90,8 @@ class Server(flight.FlightServerBase):
             return flight.GeneratorStream(SCHEMA, self.with_metadata(int(rest)), options=self.options)
         if kind == "slow":
             return flight.GeneratorStream(SCHEMA, self.slow(context, rest), options=self.options)
+        if kind == "hold":
+            return flight.GeneratorStream(SCHEMA, self.hold(context, rest), options=self.options)
         schema, batches = self.batches(text)
         return flight.GeneratorStream(schema, batches, options=self.options)
 
@@ -106,6 +111,12 @@ class Server(flight.FlightServerBase):
                 print(f"CANCELLED {tag}", flush=True)
                 return
             yield make_batch(0, i, 100)
+
+    def hold(self, context, tag):
+        yield make_batch(0, 0, 100)
+        while not context.is_cancelled():
+            time.sleep(0.05)
+        print(f"CANCELLED {tag}", flush=True)
 
     def get_flight_info(self, context, descriptor):
         path = [p.decode() for p in descriptor.path]

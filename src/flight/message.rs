@@ -100,6 +100,16 @@ impl Splitter {
         }
     }
 
+    /// Bytes allocated for the message in progress: its header and body as declared,
+    /// however much of them has arrived.
+    pub fn allocated(&self) -> usize {
+        let header = match &self.state {
+            State::Body { header, .. } => header.capacity(),
+            _ => 0,
+        };
+        header + self.buf.capacity()
+    }
+
     /// Bytes still needed to finish the current message (0 at a message boundary).
     pub fn pending(&self) -> u64 {
         match &self.state {
@@ -268,6 +278,26 @@ mod tests {
             assert_eq!(out.len(), 3, "schema and two batches");
             assert_eq!(reassemble(&out)?, bytes, "cut at {cut}");
         }
+        Ok(())
+    }
+
+    #[test]
+    fn allocated_counts_the_declared_message() -> TestResult {
+        let bytes = stream_bytes()?;
+        let mut whole = Vec::new();
+        Splitter::new(1 << 20).push(&bytes, &mut whole)?;
+        let batch = &whole[1];
+        // Into the first batch: its prefix, header and one body byte.
+        let start = 8 + whole[0].header.len();
+        let into = start + 8 + batch.header.len() + 1;
+        let mut s = Splitter::new(1 << 20);
+        s.push(&bytes[..into], &mut Vec::new())?;
+        assert_eq!(s.allocated(), batch.header.len() + batch.body.len());
+        s.push(
+            &bytes[into..start + 8 + batch.header.len() + batch.body.len()],
+            &mut Vec::new(),
+        )?;
+        assert_eq!((s.pending(), s.allocated()), (0, 0), "at a boundary");
         Ok(())
     }
 

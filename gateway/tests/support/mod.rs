@@ -87,6 +87,23 @@ impl Upstream {
         }
         false
     }
+
+    /// Waits up to `within` for the server to print each of `lines`, in any order;
+    /// returns those it did not print.
+    pub fn missing(&self, lines: &[String], within: Duration) -> Vec<String> {
+        let deadline = Instant::now() + within;
+        let mut missing = lines.to_vec();
+        while !missing.is_empty() {
+            let Some(left) = deadline.checked_duration_since(Instant::now()) else {
+                break;
+            };
+            match self.events.recv_timeout(left) {
+                Ok(l) => missing.retain(|m| *m != l),
+                Err(_) => break,
+            }
+        }
+        missing
+    }
 }
 
 impl Drop for Upstream {
@@ -221,6 +238,16 @@ impl Ws {
         addr: SocketAddr,
         origin: Option<&str>,
     ) -> Result<Ws, tokio_tungstenite::tungstenite::Error> {
+        Ws::connect_from(addr, origin, None).await
+    }
+
+    /// Connects from the local address `from` (another loopback address is another
+    /// client IP to the gateway).
+    pub async fn connect_from(
+        addr: SocketAddr,
+        origin: Option<&str>,
+        from: Option<std::net::IpAddr>,
+    ) -> Result<Ws, tokio_tungstenite::tungstenite::Error> {
         let mut req = format!("ws://{addr}/flight").into_client_request()?;
         req.headers_mut().insert(
             "sec-websocket-protocol",
@@ -230,7 +257,12 @@ impl Ws {
             req.headers_mut()
                 .insert("origin", HeaderValue::from_str(origin).expect("origin"));
         }
-        let (ws, _) = tokio_tungstenite::connect_async(req).await?;
+        let socket = tokio::net::TcpSocket::new_v4()?;
+        if let Some(ip) = from {
+            socket.bind(SocketAddr::new(ip, 0))?;
+        }
+        let tcp = socket.connect(addr).await?;
+        let (ws, _) = tokio_tungstenite::client_async(req, MaybeTlsStream::Plain(tcp)).await?;
         let mut ws = Ws {
             ws,
             hello: ServerMessage::Error {
@@ -259,11 +291,19 @@ impl Ws {
     }
 
     pub async fn next(&mut self) -> Event {
-        loop {
-            let msg = tokio::time::timeout(WAIT, self.ws.next())
+        self.next_within(WAIT)
+            .await
+            .expect("gateway answered in time")
+    }
+
+    /// The next event, or `None` if none comes `within`.
+    pub async fn next_within(&mut self, within: Duration) -> Option<Event> {
+        let deadline = tokio::time::Instant::now() + within;
+        Some(loop {
+            let msg = tokio::time::timeout_at(deadline, self.ws.next())
                 .await
-                .expect("gateway answered in time");
-            return match msg {
+                .ok()?;
+            break match msg {
                 None | Some(Err(_)) => Event::Closed(None),
                 Some(Ok(Message::Close(frame))) => {
                     Event::Closed(frame.map(|f| (f.code.into(), f.reason.to_string())))
@@ -284,7 +324,7 @@ impl Ws {
                 }
                 Some(Ok(_)) => continue,
             };
-        }
+        })
     }
 
     /// The status of `stream`, skipping anything else.

@@ -1,0 +1,336 @@
+//! The memory budget: bytes the gateway holds for its clients, counted in three nested
+//! budgets (the whole gateway, each client IP, each connection), so that one client
+//! cannot take it all.
+//!
+//! What is counted ([`Held`] guards, given back on drop):
+//! - each call's HTTP/2 stream window, reserved when it opens: what its upstream may send
+//!   before the gateway reads;
+//! - each DoGet's upstream message in hand, and its frames queued for the socket until
+//!   written;
+//! - each DoPut's credit window, reserved when it opens, and the messages it has not yet
+//!   forwarded, the one in progress at its declared size (as it is allocated);
+//! - control messages queued for the socket, which are small.
+//!
+//! Past a budget, a call is refused, and a running call whose next message or frame does
+//! not fit fails ([`Account::reserve`]), with `RESOURCE_EXHAUSTED` naming the budget and
+//! what is held: nothing is dropped from a stream that goes on. Only control messages
+//! are counted whatever the budget ([`Account::hold`]). A connection that holds bytes
+//! while a budget it draws on is full, and whose client grants no credit for the stall
+//! timeout, is closed by `conn`.
+
+use std::collections::HashMap;
+use std::net::IpAddr;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::Instant;
+
+use tonic::Status;
+
+/// The three limits, in bytes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Limits {
+    pub total: u64,
+    pub per_client: u64,
+    pub per_connection: u64,
+}
+
+/// The gateway's budgets, shared by every connection.
+pub(crate) struct Budget {
+    limits: Limits,
+    held: Mutex<Totals>,
+}
+
+#[derive(Default)]
+struct Totals {
+    total: u64,
+    clients: HashMap<IpAddr, u64>,
+}
+
+/// One connection's share of the budget.
+pub(crate) struct Account {
+    budget: Arc<Budget>,
+    ip: IpAddr,
+    /// Bytes held for this connection; changed only under `budget.held`'s lock.
+    held: Mutex<u64>,
+    /// When the client last granted credit (or the connection opened).
+    last_grant: Mutex<Instant>,
+    /// DoGet streams waiting for the client's credit.
+    waiting: AtomicUsize,
+}
+
+/// A DoGet stream waiting for credit, counted in its account until dropped.
+pub(crate) struct Waiting<'a>(&'a Account);
+
+impl Drop for Waiting<'_> {
+    fn drop(&mut self) {
+        self.0.waiting.fetch_sub(1, Ordering::Relaxed);
+    }
+}
+
+/// Bytes held for a connection, given back when dropped.
+pub(crate) struct Held {
+    account: Arc<Account>,
+    bytes: u64,
+}
+
+impl Budget {
+    pub fn new(limits: Limits) -> Arc<Self> {
+        Arc::new(Budget {
+            limits,
+            held: Mutex::new(Totals::default()),
+        })
+    }
+
+    /// A new connection's account, from client address `ip`.
+    pub fn open(self: &Arc<Self>, ip: IpAddr) -> Arc<Account> {
+        Arc::new(Account {
+            budget: self.clone(),
+            ip,
+            held: Mutex::new(0),
+            last_grant: Mutex::new(Instant::now()),
+            waiting: AtomicUsize::new(0),
+        })
+    }
+
+    fn totals(&self) -> MutexGuard<'_, Totals> {
+        // A poisoned lock only means another holder panicked; the counts are still valid.
+        self.held.lock().unwrap_or_else(|e| e.into_inner())
+    }
+}
+
+impl Account {
+    /// Reserves `bytes` for `what` (a call, a message, a frame), or refuses them with
+    /// `RESOURCE_EXHAUSTED` naming the budget that is full and what it holds. Reserving
+    /// nothing is still refused by a full budget.
+    pub fn reserve(self: &Arc<Self>, bytes: u64, what: &str) -> Result<Held, Status> {
+        let limits = self.budget.limits;
+        let mut totals = self.budget.totals();
+        let mut held = lock(&self.held);
+        let client = totals.clients.get(&self.ip).copied().unwrap_or(0);
+        let levels = [
+            (
+                *held,
+                limits.per_connection,
+                "--max-buffered-bytes-per-connection",
+                "this connection",
+            ),
+            (
+                client,
+                limits.per_client,
+                "--max-buffered-bytes-per-client",
+                "this client IP",
+            ),
+            (
+                totals.total,
+                limits.total,
+                "--max-buffered-bytes",
+                "the gateway",
+            ),
+        ];
+        for (used, limit, option, whose) in levels {
+            if used.saturating_add(bytes.max(1)) > limit {
+                return Err(Status::resource_exhausted(format!(
+                    "{what} needs {bytes} bytes, over the {option} budget: {whose} holds \
+                     {used} of its {limit} bytes"
+                )));
+            }
+        }
+        add(&mut totals, &mut held, self.ip, bytes);
+        Ok(Held {
+            account: self.clone(),
+            bytes,
+        })
+    }
+
+    /// Counts `bytes` that are already held, whatever the budget.
+    pub fn hold(self: &Arc<Self>, bytes: u64) -> Held {
+        let mut totals = self.budget.totals();
+        add(&mut totals, &mut lock(&self.held), self.ip, bytes);
+        Held {
+            account: self.clone(),
+            bytes,
+        }
+    }
+
+    fn release(&self, bytes: u64) {
+        let mut totals = self.budget.totals();
+        let mut held = lock(&self.held);
+        *held -= bytes;
+        totals.total -= bytes;
+        if let Some(client) = totals.clients.get_mut(&self.ip) {
+            *client -= bytes;
+            // Addresses that hold nothing are forgotten, so the map cannot grow without end.
+            if *client == 0 {
+                totals.clients.remove(&self.ip);
+            }
+        }
+    }
+
+    /// Records a credit grant from the client.
+    pub fn granted(&self) {
+        *lock(&self.last_grant) = Instant::now();
+    }
+
+    /// If this connection holds bytes and one of the budgets it draws on is full (has no
+    /// room for the smallest call, whose reservation is `room`): that budget's option, and
+    /// what the connection holds.
+    pub fn full_budget(&self, room: u64) -> Option<(&'static str, u64)> {
+        let limits = self.budget.limits;
+        let totals = self.budget.totals();
+        let held = *lock(&self.held);
+        if held == 0 {
+            return None;
+        }
+        let client = totals.clients.get(&self.ip).copied().unwrap_or(0);
+        let full = |used: u64, limit: u64| used + room > limit;
+        let full = if full(held, limits.per_connection) {
+            "--max-buffered-bytes-per-connection"
+        } else if full(client, limits.per_client) {
+            "--max-buffered-bytes-per-client"
+        } else if full(totals.total, limits.total) {
+            "--max-buffered-bytes"
+        } else {
+            return None;
+        };
+        Some((full, held))
+    }
+
+    /// When the client last granted credit.
+    pub fn last_grant(&self) -> Instant {
+        *lock(&self.last_grant)
+    }
+
+    /// Counts a DoGet stream as waiting for credit while the guard lives.
+    pub fn wait_for_credit(&self) -> Waiting<'_> {
+        self.waiting.fetch_add(1, Ordering::Relaxed);
+        Waiting(self)
+    }
+
+    /// Whether a DoGet stream waits for credit.
+    pub fn is_waiting_for_credit(&self) -> bool {
+        self.waiting.load(Ordering::Relaxed) > 0
+    }
+}
+
+fn add(totals: &mut Totals, held: &mut u64, ip: IpAddr, bytes: u64) {
+    *held += bytes;
+    totals.total += bytes;
+    *totals.clients.entry(ip).or_insert(0) += bytes;
+}
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+impl Held {
+    /// Gives back what this guard holds beyond `bytes`.
+    pub fn shrink_to(&mut self, bytes: u64) {
+        if bytes < self.bytes {
+            self.account.release(self.bytes - bytes);
+            self.bytes = bytes;
+        }
+    }
+
+    /// Changes what this guard holds to `bytes`: an increase is reserved as by
+    /// [`Account::reserve`], and refused past a budget.
+    pub fn reserve_to(&mut self, bytes: u64, what: &str) -> Result<(), Status> {
+        if bytes <= self.bytes {
+            self.shrink_to(bytes);
+            return Ok(());
+        }
+        let mut more = self.account.reserve(bytes - self.bytes, what)?;
+        self.bytes += std::mem::take(&mut more.bytes);
+        Ok(())
+    }
+}
+
+impl Drop for Held {
+    fn drop(&mut self) {
+        if self.bytes > 0 {
+            self.account.release(self.bytes);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const LIMITS: Limits = Limits {
+        total: 1000,
+        per_client: 600,
+        per_connection: 400,
+    };
+
+    fn ip(last: u8) -> IpAddr {
+        IpAddr::from([127, 0, 0, last])
+    }
+
+    #[test]
+    fn each_budget_refuses_what_would_exceed_it() {
+        let budget = Budget::new(LIMITS);
+        let a = budget.open(ip(1));
+        let held = a.reserve(400, "a DoGet").unwrap();
+        assert_eq!(
+            a.reserve(1, "a DoGet").err().unwrap().message(),
+            "a DoGet needs 1 bytes, over the --max-buffered-bytes-per-connection budget: this \
+             connection holds 400 of its 400 bytes"
+        );
+        assert_eq!(
+            a.full_budget(1),
+            Some(("--max-buffered-bytes-per-connection", 400))
+        );
+        let b = budget.open(ip(1));
+        let _b = b.reserve(200, "a DoGet").unwrap();
+        assert_eq!(
+            b.reserve(0, "a call").err().unwrap().message(),
+            "a call needs 0 bytes, over the --max-buffered-bytes-per-client budget: this client \
+             IP holds 600 of its 600 bytes"
+        );
+        let c = budget.open(ip(2));
+        let _c = c.reserve(400, "a DoGet").unwrap();
+        let d = budget.open(ip(3));
+        assert_eq!(
+            d.reserve(1, "a DoPut").err().unwrap().code(),
+            tonic::Code::ResourceExhausted
+        );
+        assert_eq!(d.full_budget(1), None, "d holds nothing");
+        drop(held);
+        assert_eq!(a.full_budget(1), None);
+        d.reserve(400, "a DoGet")
+            .expect("room once a's bytes are given back");
+    }
+
+    #[test]
+    fn held_bytes_count_past_the_budget_and_are_given_back() {
+        let budget = Budget::new(LIMITS);
+        let a = budget.open(ip(1));
+        let mut held = a.hold(900);
+        assert_eq!(
+            a.full_budget(1),
+            Some(("--max-buffered-bytes-per-connection", 900))
+        );
+        held.shrink_to(100);
+        assert_eq!(a.full_budget(1), None);
+        assert_eq!(
+            held.reserve_to(401, "a message").unwrap_err().message(),
+            "a message needs 301 bytes, over the --max-buffered-bytes-per-connection budget: \
+             this connection holds 100 of its 400 bytes"
+        );
+        held.reserve_to(400, "a message").unwrap();
+        assert_eq!(*lock(&a.held), 400);
+        held.reserve_to(100, "a message").unwrap();
+        assert_eq!(
+            a.full_budget(301),
+            Some(("--max-buffered-bytes-per-connection", 100)),
+            "no room for 301 bytes"
+        );
+        drop(held);
+        assert_eq!(*lock(&a.held), 0);
+        assert!(
+            budget.totals().clients.is_empty(),
+            "{:?}",
+            budget.totals().total
+        );
+    }
+}
