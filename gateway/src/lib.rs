@@ -2,7 +2,8 @@
 //!
 //! - [`config`]: command-line options and the resolved configuration.
 //! - `listen`: the accept loop (connection limit, deadline for a request head).
-//! - `http`: the axum router (WebSocket upgrade, Origin check, static files).
+//! - `http`: the axum router (WebSocket upgrade, Origin check).
+//! - `static_files`: `--static`, the files under `www/` and `pkg/`.
 //! - `conn`: one WebSocket connection: control dispatch, stream table, keepalive.
 //! - `doget`, `doput`, `calls`: the Flight calls, one task per stream.
 //! - `credit`: a DoGet stream's credit, shared by the connection and the stream's task.
@@ -22,6 +23,7 @@ mod doput;
 mod http;
 mod listen;
 mod out;
+mod static_files;
 mod upstream;
 
 use std::io;

@@ -698,57 +698,6 @@ async fn stream_limit_and_idle_timeout() {
     }
 }
 
-/// A raw HTTP/1.1 GET; returns the status line and the body.
-async fn http_get(addr: std::net::SocketAddr, path: &str) -> (String, String) {
-    use tokio::io::{AsyncReadExt, AsyncWriteExt};
-    let mut s = tokio::net::TcpStream::connect(addr).await.expect("connect");
-    let req = format!("GET {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\r\n");
-    s.write_all(req.as_bytes()).await.expect("write");
-    let mut response = String::new();
-    tokio::time::timeout(WAIT, s.read_to_string(&mut response))
-        .await
-        .expect("in time")
-        .expect("read");
-    let status = response.lines().next().unwrap_or_default().to_string();
-    let body = response
-        .split_once("\r\n\r\n")
-        .map(|(_, b)| b.to_string())
-        .unwrap_or_default();
-    (status, body)
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn static_files_are_served_from_www_and_pkg_only() {
-    let root = std::env::temp_dir().join(format!("quiver-static-{}", std::process::id()));
-    for (path, text) in [
-        ("www/index.html", "demo page"),
-        ("pkg/quiver.js", "glue"),
-        ("secret.txt", "no"),
-    ] {
-        let file = root.join(path);
-        std::fs::create_dir_all(file.parent().expect("parent")).expect("mkdir");
-        std::fs::write(file, text).expect("write");
-    }
-    let mut cfg = quiver_gateway::Config::new("grpc://127.0.0.1:1");
-    cfg.static_dir = Some(root.clone());
-    let addr = gateway(cfg).await;
-    assert_eq!(
-        http_get(addr, "/www/").await,
-        ("HTTP/1.1 200 OK".into(), "demo page".into())
-    );
-    assert_eq!(http_get(addr, "/pkg/quiver.js").await.1, "glue");
-    assert!(http_get(addr, "/").await.0.starts_with("HTTP/1.1 307"));
-    assert!(http_get(addr, "/secret.txt")
-        .await
-        .0
-        .starts_with("HTTP/1.1 404"));
-    assert!(http_get(addr, "/www/../secret.txt")
-        .await
-        .0
-        .starts_with("HTTP/1.1 404"));
-    let _ = std::fs::remove_dir_all(root);
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn json_calls_reach_pyarrow() {
     let up = Upstream::start(&[]);
