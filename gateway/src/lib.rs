@@ -9,6 +9,7 @@
 //! - `credit`: a DoGet stream's credit, shared by the connection and the stream's task.
 //! - `out`: the bounded queue of messages to the socket.
 //! - `convert`: Flight protobuf messages to and from the protocol's JSON.
+//! - `status`: what a browser sees of a status (lost connections, upstream text).
 //! - `upstream`: the location allow-list and each connection's gRPC channels.
 //! - [`demo`]: an in-process Flight service with generated data (`--demo`).
 
@@ -24,6 +25,7 @@ mod http;
 mod listen;
 mod out;
 mod static_files;
+mod status;
 mod upstream;
 
 use std::io;
