@@ -174,6 +174,9 @@ impl Args {
                 self.credit_window
             )));
         }
+        if let Some(token) = &self.token {
+            crate::upstream::check_token(token).map_err(|e| invalid(format!("--{e}")))?;
+        }
         if self.max_streams == 0 {
             return Err(invalid("--max-streams must be at least 1".into()));
         }
@@ -297,6 +300,12 @@ mod tests {
         );
         assert!(config(&["--demo", "--credit-window", "1099511627777"]).is_err());
         assert!(config(&["--demo", "--max-streams", "0"]).is_err());
+        assert_eq!(
+            config(&["--demo", "--token", "pass word"])
+                .unwrap_err()
+                .to_string(),
+            "--token must be visible ASCII (0x21 to 0x7E), found byte 0x20 at index 4"
+        );
         assert!(config(&["--demo", "--ping-interval-secs", "6148914691236517206"]).is_err());
         assert!(config(&["--demo", "--idle-timeout-secs", "0"]).is_err());
         assert!(config(&["--demo", "--max-connections", "0"]).is_err());

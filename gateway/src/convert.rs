@@ -58,14 +58,15 @@ pub(crate) fn poll_from_proto(stream: u32, p: PollInfo) -> ServerMessage {
     }
 }
 
-/// The terminal message of a stream.
+/// The terminal message of a stream, as `status::for_browser` has it.
 pub(crate) fn status_message(stream: u32, status: &Status) -> ServerMessage {
-    let code = status.code() as i32;
+    let (code, message) = crate::status::for_browser(status);
+    let code = code as i32;
     ServerMessage::Status {
         stream,
         code,
         name: code_name(code).to_string(),
-        message: status.message().to_string(),
+        message,
         details: status.details().to_vec(),
     }
 }

@@ -1,6 +1,5 @@
 //! The HTTP side: the WebSocket endpoint at `/flight` (Origin check, subprotocol) and,
-//! with `--static DIR`, `DIR/www` at `/www/` and `DIR/pkg` at `/pkg/`. Only those two
-//! folders are served, so that pointing DIR at the repo root exposes nothing else.
+//! with `--static DIR`, the static files of `static_files`.
 
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -8,15 +7,15 @@ use std::sync::Arc;
 use axum::extract::ws::WebSocketUpgrade;
 use axum::extract::{ConnectInfo, State};
 use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
-use axum::response::{IntoResponse, Redirect, Response};
+use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use axum::Router;
 use quiver::flight::{frame::HEADER_LEN, SUBPROTOCOL};
-use tower_http::services::ServeDir;
 
 use crate::config::Config;
 use crate::conn;
 use crate::shared::Shared;
+use crate::static_files;
 
 pub(crate) fn router(config: Config) -> Router {
     let static_dir = config.static_dir.clone();
@@ -25,10 +24,7 @@ pub(crate) fn router(config: Config) -> Router {
         .route("/flight", get(upgrade))
         .with_state(shared);
     if let Some(dir) = static_dir {
-        router = router
-            .nest_service("/www", ServeDir::new(dir.join("www")))
-            .nest_service("/pkg", ServeDir::new(dir.join("pkg")))
-            .route("/", get(|| async { Redirect::temporary("/www/") }));
+        router = static_files::routes(router, &dir);
     }
     router
 }

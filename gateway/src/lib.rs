@@ -2,7 +2,8 @@
 //!
 //! - [`config`]: command-line options and the resolved configuration.
 //! - `listen`: the accept loop (connection limit, deadline for a request head).
-//! - `http`: the axum router (WebSocket upgrade, Origin check, static files).
+//! - `http`: the axum router (WebSocket upgrade, Origin check).
+//! - `static_files`: `--static`, the files under `www/` and `pkg/`.
 //! - `shared`: what every connection shares (configuration, upstreams).
 //! - `conn`: one WebSocket connection's lifecycle: reading, keepalive, writing, closing.
 //! - `streams`: one connection's stream table and the handling of client messages.
@@ -11,6 +12,7 @@
 //! - `credit`: a DoGet stream's credit, shared by the connection and the stream's task.
 //! - `out`: the bounded queue of messages to the socket.
 //! - `convert`: Flight protobuf messages to and from the protocol's JSON.
+//! - `status`: what a browser sees of a status (lost connections, upstream text).
 //! - `upstream`: the location allow-list and each connection's gRPC channels.
 //! - [`demo`]: an in-process Flight service with generated data (`--demo`).
 
@@ -27,6 +29,8 @@ mod http;
 mod listen;
 mod out;
 mod shared;
+mod static_files;
+mod status;
 mod streams;
 mod upstream;
 

@@ -162,11 +162,25 @@ impl Upstreams {
 pub(crate) fn request<T>(message: T, token: Option<&str>) -> Result<Request<T>, Status> {
     let mut req = Request::new(message);
     if let Some(token) = token {
+        check_token(token).map_err(Status::invalid_argument)?;
         let value = MetadataValue::try_from(format!("Bearer {token}"))
-            .map_err(|_| Status::invalid_argument("token must be visible ASCII"))?;
+            .map_err(|e| Status::internal(format!("token header: {e}")))?;
         req.metadata_mut().insert("authorization", value);
     }
     Ok(req)
+}
+
+/// A token must be visible ASCII, as bearer tokens are. HTTP/2 would pass bytes above
+/// 0x7F, and servers fail on them in their own ways (pyarrow with a Python traceback).
+/// The error names the first bad byte, never the token.
+pub(crate) fn check_token(token: &str) -> Result<(), String> {
+    match token.bytes().position(|b| !b.is_ascii_graphic()) {
+        None => Ok(()),
+        Some(at) => Err(format!(
+            "token must be visible ASCII (0x21 to 0x7E), found byte {:#04X} at index {at}",
+            token.as_bytes()[at]
+        )),
+    }
 }
 
 /// `grpc+tcp://` and `grpc://` name the same server.

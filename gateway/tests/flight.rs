@@ -417,6 +417,70 @@ async fn bad_token_is_unauthenticated() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn tokens_of_other_than_visible_ascii_are_refused_before_dialling() {
+    // An upstream that is never dialled: nothing may reach its accept queue.
+    let upstream = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+    let location = format!("grpc://{}", upstream.local_addr().expect("addr"));
+    let mut ws = Ws::connect(gateway(Config::new(location)).await, None)
+        .await
+        .expect("connect");
+    for (stream, token, found) in [
+        (1, "tökén", "byte 0xC3 at index 1"),
+        (2, "two words", "byte 0x20 at index 3"),
+        (3, "line\r\nbreak", "byte 0x0D at index 4"),
+        (4, "nul\0", "byte 0x00 at index 3"),
+        (5, "del\x7f", "byte 0x7F at index 3"),
+    ] {
+        ws.send(ClientMessage::Auth {
+            token: token.into(),
+        })
+        .await;
+        let d = ws.do_get(stream, "data:0:10:1", None).await;
+        let expected = format!("token must be visible ASCII (0x21 to 0x7E), found {found}");
+        assert_eq!((d.code, d.message), (3, expected), "{token:?}");
+    }
+    upstream.set_nonblocking(true).expect("nonblocking");
+    let dialled = upstream.accept();
+    assert_eq!(
+        dialled.map_err(|e| e.kind()).err(),
+        Some(std::io::ErrorKind::WouldBlock),
+        "the upstream was dialled"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_upstream_that_refuses_connections_is_unavailable() {
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .expect("free port")
+        .port();
+    let cfg = Config::new(format!("grpc://127.0.0.1:{port}"));
+    let mut ws = Ws::connect(gateway(cfg).await, None)
+        .await
+        .expect("connect");
+    // tonic's own UNAVAILABLE keeps its message: the connection was never made, not lost.
+    let d = ws.do_get(1, "data:0:10:1", None).await;
+    assert_eq!((d.code, d.message.as_str()), (14, "tcp connect error"));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn upstream_error_text_reaches_browsers_without_its_traceback() {
+    let up = Upstream::start(&[]);
+    let mut ws = Ws::to_gateway_for(&up).await;
+    // pyarrow sends a Python exception's traceback after ". Detail: ".
+    let d = ws.do_get(1, "raise:no table named t", None).await;
+    assert_eq!((d.code, d.message.as_str()), (3, "no table named t..."));
+    // Long text is cut to 512 bytes, "..." included, on a character boundary.
+    let d = ws
+        .do_get(2, &format!("raise:{}", "é".repeat(400)), None)
+        .await;
+    assert_eq!(d.message, format!("{}...", "é".repeat(254)));
+    // pyarrow appends a FlightServerError's detail too: ". Detail: Failed".
+    let d = ws.do_get(3, "fail:0", None).await;
+    assert_eq!((d.code, d.message.as_str()), (2, "boom after 0 batches..."));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn error_after_three_batches_is_an_error() {
     let up = Upstream::start(&[]);
     let mut ws = Ws::to_gateway_for(&up).await;
@@ -696,57 +760,6 @@ async fn stream_limit_and_idle_timeout() {
             _ => assert!(started.elapsed() < WAIT),
         }
     }
-}
-
-/// A raw HTTP/1.1 GET; returns the status line and the body.
-async fn http_get(addr: std::net::SocketAddr, path: &str) -> (String, String) {
-    use tokio::io::{AsyncReadExt, AsyncWriteExt};
-    let mut s = tokio::net::TcpStream::connect(addr).await.expect("connect");
-    let req = format!("GET {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\r\n");
-    s.write_all(req.as_bytes()).await.expect("write");
-    let mut response = String::new();
-    tokio::time::timeout(WAIT, s.read_to_string(&mut response))
-        .await
-        .expect("in time")
-        .expect("read");
-    let status = response.lines().next().unwrap_or_default().to_string();
-    let body = response
-        .split_once("\r\n\r\n")
-        .map(|(_, b)| b.to_string())
-        .unwrap_or_default();
-    (status, body)
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn static_files_are_served_from_www_and_pkg_only() {
-    let root = std::env::temp_dir().join(format!("quiver-static-{}", std::process::id()));
-    for (path, text) in [
-        ("www/index.html", "demo page"),
-        ("pkg/quiver.js", "glue"),
-        ("secret.txt", "no"),
-    ] {
-        let file = root.join(path);
-        std::fs::create_dir_all(file.parent().expect("parent")).expect("mkdir");
-        std::fs::write(file, text).expect("write");
-    }
-    let mut cfg = quiver_gateway::Config::new("grpc://127.0.0.1:1");
-    cfg.static_dir = Some(root.clone());
-    let addr = gateway(cfg).await;
-    assert_eq!(
-        http_get(addr, "/www/").await,
-        ("HTTP/1.1 200 OK".into(), "demo page".into())
-    );
-    assert_eq!(http_get(addr, "/pkg/quiver.js").await.1, "glue");
-    assert!(http_get(addr, "/").await.0.starts_with("HTTP/1.1 307"));
-    assert!(http_get(addr, "/secret.txt")
-        .await
-        .0
-        .starts_with("HTTP/1.1 404"));
-    assert!(http_get(addr, "/www/../secret.txt")
-        .await
-        .0
-        .starts_with("HTTP/1.1 404"));
-    let _ = std::fs::remove_dir_all(root);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

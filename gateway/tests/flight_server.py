@@ -8,6 +8,8 @@ Exits by itself after --lifetime seconds, so a crashed test leaves nothing behin
 Tickets (UTF-8):
   data:<part>:<rows>:<batches>  deterministic batches (id int64, value float64, name utf8)
   fail:<n>                      n batches, then a FlightServerError
+  raise:<text>                  a ValueError(<text>), as a bug in a server would raise: pyarrow
+                                sends its traceback in the status message
   slow:<tag>                    small batches 50 ms apart until cancelled; prints
                                 "CANCELLED <tag>" when context.is_cancelled() turns true
   hold:<tag>                    one small batch, then nothing until cancelled; prints
@@ -86,6 +88,8 @@ class Server(flight.FlightServerBase):
         kind, _, rest = text.partition(":")
         if kind == "fail":
             return flight.GeneratorStream(SCHEMA, self.failing(int(rest)), options=self.options)
+        if kind == "raise":
+            raise ValueError(rest)
         if kind == "meta":
             return flight.GeneratorStream(SCHEMA, self.with_metadata(int(rest)), options=self.options)
         if kind == "slow":

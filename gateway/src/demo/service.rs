@@ -1,20 +1,11 @@
-//! `--demo`: an in-process Flight service with generated data, so that one command
-//! starts a gateway with something to read. Tickets and `cmd` descriptors are
-//! `key=value` pairs joined by `&` (see `docs/protocol.md`):
-//!
-//! - `rows=65536&batches=16&compression=zstd&part=0`: generated batches of
-//!   `id: int64, value: float64, label: utf8`; `part` offsets the ids.
-//! - `put=NAME`: replays what a DoPut to descriptor path `[NAME]` stored.
-//!
-//! GetFlightInfo on a `cmd` descriptor with `partitions=N` answers N endpoints, one per
-//! part, each with no location (meaning: this same server).
+//! The demo Flight service: FlightInfo and DoGet from tickets, and DoPut uploads kept in
+//! memory up to a limit.
 
 use std::collections::HashMap;
 use std::io;
 use std::net::SocketAddr;
 use std::sync::{Arc, Mutex};
 
-use arrow_array::{ArrayRef, Float64Array, Int64Array, RecordBatch, StringArray};
 use arrow_flight::encode::FlightDataEncoderBuilder;
 use arrow_flight::error::FlightError;
 use arrow_flight::flight_descriptor::DescriptorType;
@@ -24,19 +15,15 @@ use arrow_flight::{
     HandshakeRequest, HandshakeResponse, PollInfo, PutResult, SchemaAsIpc, SchemaResult, Ticket,
 };
 use arrow_ipc::writer::IpcWriteOptions;
-use arrow_ipc::CompressionType;
-use arrow_schema::{ArrowError, DataType, Field, Schema, SchemaRef};
+use arrow_schema::ArrowError;
 use futures::stream::{self, BoxStream};
 use futures::{StreamExt, TryStreamExt};
 use tokio::net::TcpListener;
 use tokio_stream::wrappers::TcpListenerStream;
 use tonic::{Request, Response, Status, Streaming};
 
-/// Largest rows per batch (about 100 MB), batches per stream and part a demo ticket may
-/// ask for; with these, every id fits in an i64.
-const MAX_ROWS: usize = 1 << 22;
-const MAX_BATCHES: usize = 1 << 20;
-const MAX_PARTS: usize = 1 << 10;
+use super::{schema, DemoTicket, Generated};
+
 /// Largest total the demo stores by default, over all its uploads, so that it cannot be
 /// made to eat memory.
 const MAX_STORED_BYTES: usize = 1 << 30;
@@ -47,111 +34,6 @@ const MESSAGE_OVERHEAD: usize = 128;
 /// The memory `data` takes in the store, as counted against `Demo::max_stored_bytes`.
 fn stored_bytes(data: &FlightData) -> usize {
     data.data_header.len() + data.data_body.len() + data.app_metadata.len() + MESSAGE_OVERHEAD
-}
-
-/// A parsed demo ticket.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Generated {
-    pub rows: usize,
-    pub batches: usize,
-    pub compression: Option<CompressionType>,
-    pub part: u64,
-}
-
-/// What a ticket asks for.
-#[derive(Debug, Clone, PartialEq)]
-pub enum DemoTicket {
-    Generated(Generated),
-    Put(String),
-}
-
-impl DemoTicket {
-    /// Parses `key=value&...`; also returns `partitions` (for GetFlightInfo).
-    pub fn parse(bytes: &[u8]) -> Result<(Self, usize), String> {
-        let text =
-            std::str::from_utf8(bytes).map_err(|_| "demo ticket must be UTF-8".to_string())?;
-        let mut g = Generated {
-            rows: 65536,
-            batches: 16,
-            compression: None,
-            part: 0,
-        };
-        let mut partitions = 1;
-        for pair in text.split('&').filter(|p| !p.is_empty()) {
-            let (key, value) = pair
-                .split_once('=')
-                .ok_or_else(|| format!("expected key=value in demo ticket, found {pair:?}"))?;
-            let number = |max: usize| -> Result<usize, String> {
-                match value.parse::<usize>() {
-                    Ok(n) if n <= max => Ok(n),
-                    _ => Err(format!(
-                        "{key} must be an integer up to {max}, found {value:?}"
-                    )),
-                }
-            };
-            match key {
-                "put" => return Ok((DemoTicket::Put(value.to_string()), 1)),
-                "rows" => g.rows = number(MAX_ROWS)?,
-                "batches" => g.batches = number(MAX_BATCHES)?,
-                "part" => g.part = number(MAX_PARTS)? as u64,
-                "partitions" => partitions = number(MAX_PARTS)?.max(1),
-                "compression" => {
-                    g.compression = match value {
-                        "none" => None,
-                        "lz4" => Some(CompressionType::LZ4_FRAME),
-                        "zstd" => Some(CompressionType::ZSTD),
-                        _ => {
-                            return Err(format!(
-                                "compression must be none, lz4 or zstd, found {value:?}"
-                            ))
-                        }
-                    }
-                }
-                _ => return Err(format!("unknown demo ticket key {key:?}")),
-            }
-        }
-        Ok((DemoTicket::Generated(g), partitions))
-    }
-}
-
-impl Generated {
-    fn to_ticket(&self) -> String {
-        let c = match self.compression {
-            Some(CompressionType::LZ4_FRAME) => "lz4",
-            Some(_) => "zstd",
-            None => "none",
-        };
-        format!(
-            "rows={}&batches={}&compression={c}&part={}",
-            self.rows, self.batches, self.part
-        )
-    }
-
-    /// Batch `i` of this part, the same on every call.
-    pub fn batch(&self, i: usize) -> Result<RecordBatch, ArrowError> {
-        let start = (self.part * (self.rows * self.batches) as u64 + (i * self.rows) as u64) as i64;
-        let ids = start..start + self.rows as i64;
-        const LABELS: [&str; 4] = ["alpha", "beta", "gamma", "delta"];
-        let columns: Vec<ArrayRef> = vec![
-            Arc::new(Int64Array::from_iter_values(ids.clone())),
-            Arc::new(Float64Array::from_iter_values(
-                ids.clone().map(|id| (id % 1000) as f64 * 0.25),
-            )),
-            Arc::new(StringArray::from_iter_values(
-                ids.map(|id| LABELS[(id % 4) as usize]),
-            )),
-        ];
-        RecordBatch::try_new(schema(), columns)
-    }
-}
-
-/// The schema of generated data.
-pub fn schema() -> SchemaRef {
-    Arc::new(Schema::new(vec![
-        Field::new("id", DataType::Int64, false),
-        Field::new("value", DataType::Float64, false),
-        Field::new("label", DataType::Utf8, false),
-    ]))
 }
 
 /// The demo service. DoPut uploads are kept in memory by descriptor path, up to
@@ -483,52 +365,5 @@ mod tests {
                 "{kept}"
             );
         }
-    }
-
-    #[test]
-    fn tickets() {
-        let (t, p) = DemoTicket::parse(b"rows=10&batches=2&compression=lz4&partitions=3").unwrap();
-        assert_eq!(p, 3);
-        let DemoTicket::Generated(g) = t else {
-            panic!("generated")
-        };
-        assert_eq!(
-            (g.rows, g.batches, g.compression),
-            (10, 2, Some(CompressionType::LZ4_FRAME))
-        );
-        assert_eq!(g.to_ticket(), "rows=10&batches=2&compression=lz4&part=0");
-        assert_eq!(
-            DemoTicket::parse(b"put=x").unwrap().0,
-            DemoTicket::Put("x".into())
-        );
-        assert_eq!(
-            DemoTicket::parse(b"rows=ten").unwrap_err(),
-            "rows must be an integer up to 4194304, found \"ten\""
-        );
-        assert_eq!(
-            DemoTicket::parse(b"compression=gzip").unwrap_err(),
-            "compression must be none, lz4 or zstd, found \"gzip\""
-        );
-        assert_eq!(
-            DemoTicket::parse(b"color=red").unwrap_err(),
-            "unknown demo ticket key \"color\""
-        );
-        assert_eq!(
-            DemoTicket::parse(&[0xFF]).unwrap_err(),
-            "demo ticket must be UTF-8"
-        );
-    }
-
-    #[test]
-    fn parts_do_not_overlap() {
-        let g = Generated {
-            rows: 4,
-            batches: 2,
-            compression: None,
-            part: 1,
-        };
-        let b = g.batch(1).unwrap();
-        let ids = b.column(0).as_any().downcast_ref::<Int64Array>().unwrap();
-        assert_eq!(ids.values(), &[12, 13, 14, 15]);
     }
 }
