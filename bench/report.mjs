@@ -5,7 +5,7 @@
 // RESULTS_DIR holds chromium.json and node.json (and .md), and native.md if it ran.
 import { execFileSync } from 'node:child_process';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
-import { cpus } from 'node:os';
+import { cpus, loadavg } from 'node:os';
 import { join } from 'node:path';
 import { bestFetchAll } from './flight.js';
 import { fmt } from './timing.js';
@@ -152,7 +152,8 @@ on this page comes from one run:
 
 - **Commit:** ${commit}${dirty}
 - **Date:** ${date} UTC
-- **Machine:** ${cores} cores, ${cpuModel}, ${process.arch}, shared with other work, so read the ratios, which compare contenders timed in the same interleaved rounds
+- **Machine:** ${cores} cores, ${cpuModel}, ${process.arch}, shared with other work (load average ${loadavg().map((l) => fmt(l, 1)).join(' / ')} over the last 1 / 5 / 15 minutes of the run), so read the ratios, which compare contenders timed in the same interleaved rounds
+- **Duration:** ${process.env.BENCH_SECONDS ? `${fmt(process.env.BENCH_SECONDS / 60, 0)} minutes for the whole of \`bench.sh\`, builds included` : 'not recorded'}
 - **Engines:** ${envs}; Chromium started directly (\`chromium --headless\`), with no devtools client attached (\`bench/launch.mjs\`)
 
 How each suite measures is in [CONTRIBUTING.md](../CONTRIBUTING.md#benchmarks).

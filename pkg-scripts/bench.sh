@@ -13,6 +13,7 @@
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
+started=$(date +%s)
 
 "$root/pkg-scripts/setup.sh"
 "$root/pkg-scripts/build.sh"
@@ -53,6 +54,8 @@ if [[ ",$suites," == *,reader,* ]]; then
   node bench/native.mjs "$out" "$native/default.json" ${zstd_c_json:-} | tee "$out/native.md"
 fi
 
+# Read by bench/report.mjs: how long the run took, builds included.
+export BENCH_SECONDS=$(($(date +%s) - started))
 if [ "$suites" = "$all" ]; then
   node bench/report.mjs "$out" docs/benchmarks.md --readme README.md
   echo "[bench] wrote docs/benchmarks.md and the README's summary"
