@@ -1,16 +1,22 @@
-// The Flight benchmark of issue 5, in headless Chromium only (it needs the gateway that
-// bench/browser.mjs starts): decoded DoGet throughput from `quiver-gateway --demo`, 1 GiB
-// per batch size, next to raw WebSocket delivery of the same bytes from the same gateway
-// (same request, same credit, bytes counted and dropped), the gateway's CPU time per GB
-// (/proc/<pid>/stat before and after each transfer),
-// and fetchAll over 4 endpoints on 4 sockets against 1.
+// The Flight benchmark (issues 5 and 28), in a browser only: bench/browser.mjs starts a
+// pyarrow upstream (bench/flight_upstream.py), a release quiver-gateway in front of it and
+// a bare WebSocket server (bench/bare_ws.mjs), and opens the page with no devtools client
+// attached (bench/launch.mjs). Per batch size, in interleaved rounds, the same bytes:
+// - "bare": from the bare server, in the gateway's frames: the browser's WebSocket capacity;
+// - "raw": a DoGet from the gateway, counted and dropped: the gateway's raw delivery;
+// - "decoded": the same DoGet through FlightClient.doGet.
+// With each transfer, the CPU seconds the gateway and the upstream spent during it
+// (/proc/<pid>/stat) and how busy the machine was (/proc/stat); then fetchAll over 4
+// endpoints on 4 sockets against 1.
 import { table, fmt } from './timing.js';
 
-const GiB = 1 << 30;
 const MiB = 1 << 20;
 const SUBPROTOCOL = 'quiver-flight.v1';
 
-/** Raw delivery: the protocol by hand, granting credit back as bytes arrive. */
+/**
+ * Raw delivery (from the gateway or the bare server): the protocol by hand, granting
+ * credit back as bytes arrive; resolves with the payload bytes received.
+ */
 function rawDoGet(url, ticket, window) {
   return new Promise((resolve, reject) => {
     const ws = new WebSocket(url, [SUBPROTOCOL]);
@@ -41,6 +47,7 @@ function rawDoGet(url, ticket, window) {
   });
 }
 
+/** Decoded delivery: FlightClient.doGet, each batch counted and freed. */
 async function decodedDoGet(client, ticket) {
   const stream = client.doGet(ticket);
   let rows = 0;
@@ -50,26 +57,47 @@ async function decodedDoGet(client, ticket) {
   }
   const stats = stream.stats;
   stream.free();
-  return { rows, bytes: stats.bytesReceived, copied: stats.bytesCopied, ipc: stats.ipcBytesReceived };
+  return { rows, bytes: stats.bytesReceived };
 }
 
-/** One timed transfer, with the gateway's CPU seconds spent during it. */
+/** One timed transfer, with the CPU the gateway, the upstream and the machine spent during it. */
 async function timed(flight, run) {
-  const cpu0 = await flight.cpuSeconds();
+  const cpu0 = await flight.cpu();
   const start = performance.now();
   const bytes = await run();
   const seconds = (performance.now() - start) / 1000;
-  return { bytes, seconds, cpu: (await flight.cpuSeconds()) - cpu0 };
+  const cpu1 = await flight.cpu();
+  const gb = bytes / 1e9;
+  return {
+    bytes, seconds, mibPerS: bytes / MiB / seconds,
+    gatewayCpuPerGB: (cpu1.gateway - cpu0.gateway) / gb,
+    upstreamCpuPerGB: (cpu1.upstream - cpu0.upstream) / gb,
+    machineBusy: (cpu1.busy - cpu0.busy) / (cpu1.total - cpu0.total),
+  };
 }
+
+/** Sums timed transfers of one cell: bytes over seconds, CPU per GB over all its bytes. */
+function total(runs) {
+  const bytes = runs.reduce((n, r) => n + r.bytes, 0);
+  const seconds = runs.reduce((n, r) => n + r.seconds, 0);
+  const weighted = (k) => runs.reduce((n, r) => n + r[k] * r.bytes, 0) / bytes;
+  return {
+    bytes, seconds, mibPerS: bytes / MiB / seconds, gatewayCpuPerGB: weighted('gatewayCpuPerGB'),
+    upstreamCpuPerGB: weighted('upstreamCpuPerGB'),
+    machineBusy: runs.reduce((n, r) => n + r.machineBusy * r.seconds, 0) / seconds,
+  };
+}
+
+const MODES = ['bare', 'raw', 'decoded'];
 
 /**
  * Runs the matrix and returns result rows; without a gateway (Node) there is nothing to
  * run. `flight.mib` (default 1024) is the volume per batch size and mode, moved in four
- * rounds that alternate raw and decoded, so both see the same machine load.
+ * rounds that each run every mode once, in a rotating order, so all see the same load.
  */
 export async function runFlightBench({ quiver }, files, { flight, log = () => {} } = {}) {
   if (!flight) return [];
-  const total = (flight.mib ?? 1024) * MiB;
+  const volume = (flight.mib ?? 1024) * MiB;
   const rounds = 4;
   const client = await quiver.FlightClient.connect(flight.url);
   const first = client.doGet('rows=1&batches=1');
@@ -80,38 +108,38 @@ export async function runFlightBench({ quiver }, files, { flight, log = () => {}
   try {
     for (const rows of [16384, 65536, 262144]) {
       const probe = await decodedDoGet(client, `rows=${rows}&batches=1`);
-      const batches = Math.ceil(total / rounds / probe.bytes);
-      const ticket = `rows=${rows}&batches=${batches}`;
-      const sum = { raw: { bytes: 0, seconds: 0, cpu: 0 }, decoded: { bytes: 0, seconds: 0, cpu: 0 } };
+      // The bare server records the gateway's frames for this size on its first request.
+      await rawDoGet(flight.bare, `rows=${rows}&batches=1`, window);
+      const ticket = `rows=${rows}&batches=${Math.ceil(volume / rounds / probe.bytes)}`;
+      const runs = { bare: [], raw: [], decoded: [] };
       for (let round = 0; round < rounds; round++) {
-        for (const mode of round % 2 ? ['decoded', 'raw'] : ['raw', 'decoded']) {
-          const t = await timed(flight, async () => (mode === 'raw'
-            ? rawDoGet(flight.url, ticket, window)
-            : (await decodedDoGet(client, ticket)).bytes));
-          for (const k of ['bytes', 'seconds', 'cpu']) sum[mode][k] += t[k];
+        for (const mode of [...MODES.slice(round % 3), ...MODES.slice(0, round % 3)]) {
+          runs[mode].push(await timed(flight, async () => {
+            if (mode === 'decoded') return (await decodedDoGet(client, ticket)).bytes;
+            return rawDoGet(mode === 'bare' ? flight.bare : flight.url, ticket, window);
+          }));
         }
       }
-      for (const mode of ['raw', 'decoded']) {
-        const { bytes, seconds, cpu } = sum[mode];
-        const row = { rows, batchBytes: probe.bytes, mode, bytes, seconds, mibPerS: bytes / MiB / seconds, cpuPerGB: cpu / (bytes / 1e9) };
+      for (const mode of MODES) {
+        const row = { rows, batchBytes: probe.bytes, mode, ...total(runs[mode]) };
         results.push(row);
-        log(`${rows} rows/batch ${mode}: ${fmt(row.mibPerS, 0)} MiB/s, gateway ${fmt(row.cpuPerGB, 2)} CPU s/GB`);
+        log(`${rows} rows/batch ${mode}: ${fmt(row.mibPerS, 0)} MiB/s, gateway ${fmt(row.gatewayCpuPerGB, 2)} CPU s/GB`);
       }
     }
-    // fetchAll: 4 endpoints of total/8 each, on 1 and on 4 sockets, twice each.
+    // fetchAll: 4 endpoints of volume/8 each, on 1 and on 4 sockets, twice each.
     const rows = 65536;
     const probe = await decodedDoGet(client, `rows=${rows}&batches=1`);
-    const batches = Math.ceil(total / 8 / probe.bytes);
+    const batches = Math.ceil(volume / 8 / probe.bytes);
     const info = await client.getFlightInfo({ cmd: `rows=${rows}&batches=${batches}&partitions=4` });
     for (const connections of [1, 4, 4, 1]) {
       const t = await timed(flight, async () => {
         const all = await client.fetchAll(info, { connections });
-        if (all.numRows !== 4 * batches * rows) throw new Error(`fetchAll read ${all.numRows} rows`);
+        if (all.numRows !== 4 * batches * rows) throw new Error(`fetchAll read ${all.numRows} rows, expected ${4 * batches * rows}`);
         all.free();
         return 4 * batches * probe.bytes;
       });
-      results.push({ mode: 'fetchAll', connections, ...t, mibPerS: t.bytes / MiB / t.seconds });
-      log(`fetchAll over ${connections} socket(s): ${fmt(t.bytes / MiB / t.seconds, 0)} MiB/s`);
+      results.push({ mode: 'fetchAll', connections, ...t });
+      log(`fetchAll over ${connections} socket(s): ${fmt(t.mibPerS, 0)} MiB/s`);
     }
   } finally {
     client.close();
@@ -119,24 +147,33 @@ export async function runFlightBench({ quiver }, files, { flight, log = () => {}
   return results;
 }
 
+/** The best of a fetchAll's runs over `connections` sockets (the machine is shared). */
+export function bestFetchAll(results, connections) {
+  return results.filter((r) => r.connections === connections).reduce((a, b) => (b.mibPerS > a.mibPerS ? b : a));
+}
+
 export function flightTables(results, env) {
   if (results.length === 0) return '';
   const pick = (rows, mode) => results.find((r) => r.rows === rows && r.mode === mode);
   const sizes = [...new Set(results.filter((r) => r.rows).map((r) => r.rows))];
+  const pct = (x) => `${fmt(100 * x, 0)}%`;
   const body = sizes.map((rows) => {
-    const raw = pick(rows, 'raw');
-    const dec = pick(rows, 'decoded');
-    return [rows, `${fmt(dec.batchBytes / MiB, 2)} MiB`, fmt(raw.mibPerS, 0), fmt(dec.mibPerS, 0),
-      fmt(dec.mibPerS / raw.mibPerS, 2) + '×', fmt(raw.cpuPerGB, 2), fmt(dec.cpuPerGB, 2)];
+    const [bare, raw, dec] = MODES.map((mode) => pick(rows, mode));
+    return [rows, `${fmt(dec.batchBytes / MiB, 2)} MiB`, fmt(bare.mibPerS, 0), fmt(raw.mibPerS, 0), fmt(dec.mibPerS, 0),
+      fmt(raw.mibPerS / bare.mibPerS, 2) + '×', fmt(dec.mibPerS / raw.mibPerS, 2) + '×',
+      fmt(raw.gatewayCpuPerGB, 2), fmt(dec.gatewayCpuPerGB, 2), fmt(raw.upstreamCpuPerGB, 2),
+      pct(bare.machineBusy), pct(raw.machineBusy)];
   });
-  const header = ['rows/batch', 'batch', 'raw WebSocket MiB/s', 'Quiver decoded MiB/s', 'decoded ÷ raw',
-    'gateway CPU s/GB (raw)', 'gateway CPU s/GB (decoded)'];
-  // Best of two runs each: the machine is shared.
-  const best = (n) => Math.max(...results.filter((r) => r.connections === n).map((r) => r.mibPerS));
+  const header = ['rows/batch', 'batch', 'bare server MiB/s', 'gateway raw MiB/s', 'decoded MiB/s', 'raw ÷ bare',
+    'decoded ÷ raw', 'gateway CPU s/GB (raw)', 'gateway CPU s/GB (decoded)', 'upstream CPU s/GB (raw)',
+    'machine busy (bare)', 'machine busy (raw)'];
+  const fetch = [1, 4].map((n) => {
+    const best = bestFetchAll(results, n);
+    return [n, fmt(best.mibPerS, 0), fmt(best.gatewayCpuPerGB, 2), pct(best.machineBusy)];
+  });
   const part = results.find((r) => r.connections).bytes / 4 / MiB;
-  const fetch = [['sockets', `fetchAll MiB/s (4 endpoints × ${fmt(part, 0)} MiB, best of 2)`],
-    [1, fmt(best(1), 0)], [4, fmt(best(4), 0)]];
-  const volume = fmt(results[0].bytes / MiB, 0);
-  return `#### Flight DoGet from quiver-gateway --demo, ${env}, ${volume} MiB per cell\n\n${table([header, ...body])}\n\n`
-    + `#### fetchAll, ${env}\n\n${table(fetch)}`;
+  const volume = fmt(pick(sizes[0], 'raw').bytes / MiB, 0);
+  return `#### Flight DoGet through quiver-gateway from a pyarrow upstream, ${env}, ${volume} MiB per cell\n\n${table([header, ...body])}\n\n`
+    + `#### fetchAll, 4 endpoints × ${fmt(part, 0)} MiB, best of 2, ${env}\n\n`
+    + table([['sockets', 'MiB/s', 'gateway CPU s/GB', 'machine busy'], ...fetch]);
 }

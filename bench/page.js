@@ -1,5 +1,6 @@
 // In-page side of bench/browser.mjs: loads the workload over HTTP, runs the suites named
-// in ?suites=, and leaves { env, report, tables } in window.__bench.
+// in ?suites=, and POSTs { env, report, tables } to the endpoint of bench/launch.mjs
+// (?report=), with its log lines on the way.
 import init, * as quiver from 'quiver-arrow';
 import * as arrow from 'apache-arrow';
 import * as flechette from '@uwdata/flechette';
@@ -20,9 +21,18 @@ async function requireCommonJS(url, cache = {}) {
   return module.exports;
 }
 
+const params = new URLSearchParams(location.search);
+const endpoint = params.get('report');
+// text/plain bodies: simple requests, with no preflight to the endpoint's other origin.
+const post = (route, body) => fetch(`${endpoint}${route}`, { method: 'POST', body });
+// Log lines in order, each after the one before reached the endpoint.
+let logged = Promise.resolve();
+const log = (line) => {
+  logged = logged.then(() => post('log', line));
+};
+
 async function main() {
   await init();
-  const params = new URLSearchParams(location.search);
   // The zstd-c package flavour, when browser.mjs was given one (BENCH_ZSTD_C).
   const zstdC = params.get('zstdC');
   const quiverZstdC = zstdC ? await import(`/${zstdC}/web/index.js`) : undefined;
@@ -38,20 +48,29 @@ async function main() {
   // performance.now() to 100 µs, a sizeable part of a timed run of small batches.
   if (!globalThis.crossOriginIsolated) throw new Error('the benchmark page is not cross-origin isolated');
   const env = `Chromium ${navigator.userAgent.match(/Chrome\/([\d.]+)/)?.[1] ?? '?'}`;
-  // The gateway browser.mjs started for the flight suite, and its CPU time so far.
+  // The gateway and bare server browser.mjs started for the flight suite, and the CPU
+  // time the gateway, its upstream and the machine spent so far.
   const flight = params.get('gateway')
-    ? { url: params.get('gateway'), mib: Number(params.get('flightMiB') ?? 1024), cpuSeconds: () => window.__gatewayCpuSeconds() }
+    ? {
+      url: params.get('gateway'),
+      bare: params.get('bare'),
+      mib: Number(params.get('flightMiB') ?? 1024),
+      cpu: async () => (await fetch(`${endpoint}cpu`)).json(),
+    }
     : undefined;
   const report = {};
   const tables = [];
   for (const name of params.get('suites').split(',')) {
     const suite = suites[name];
-    report[name] = await suite.run({ quiver, quiverZstdC, arrow, flechette }, files, { log: (m) => console.log(`[${name}] ${m}`), flight });
+    report[name] = await suite.run({ quiver, quiverZstdC, arrow, flechette }, files, { log: (m) => log(`[${name}] ${m}`), flight });
     tables.push(suite.tables(report[name], env));
   }
-  window.__bench = { env, report, tables };
+  return { env, report, tables };
 }
 
-main().catch((e) => {
-  window.__bench = { error: String(e && e.stack ? e.stack : e) };
-});
+main()
+  .catch((e) => ({ error: String(e && e.stack ? e.stack : e) }))
+  .then(async (result) => {
+    await logged;
+    await post('result', JSON.stringify(result));
+  });

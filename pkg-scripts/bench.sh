@@ -1,8 +1,11 @@
 #!/usr/bin/env bash
-# Runs every benchmark in Node 20 and in headless Chromium, against the real peers
-# (apache-arrow JS, flechette) on the same data in the same run, and writes the tables
-# to bench-results/{node,chromium,native}.md (the README's figures come from these files; a run
-# of some suites writes to target/bench-results/ instead).
+# Runs every benchmark in Node 20 and in headless Chromium (started directly, no devtools
+# client), against the real peers (apache-arrow JS, flechette) on the same data in the
+# same run. The tables and results go to target/bench-results/; bench/report.mjs then
+# writes docs/benchmarks.md from them (the tables, the machine, the date, the commit and
+# each target, met or not) and the README's summary. A run of some suites writes its page
+# to target/bench-results/benchmarks.md instead, so that the committed page always comes
+# from one full run.
 #
 # Usage: pkg-scripts/bench.sh [--zstd-c] [suite,suite...]   (default: every suite)
 #   --zstd-c  also builds the zstd-c flavour (build.sh --zstd-c) and adds it to the reader
@@ -10,6 +13,7 @@
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
+started=$(date +%s)
 
 "$root/pkg-scripts/setup.sh"
 "$root/pkg-scripts/build.sh"
@@ -23,19 +27,13 @@ fi
 data=target/bench-data
 .venv/bin/python bench/data.py "$data"
 
-# A run of every suite writes the committed tables in bench-results/ (the README's figures
-# come from there); a run of some suites writes target/bench-results/, so that it never
-# leaves a partial table set where the full one was.
 all=$(node -e "import('./bench/suites.js').then(m => console.log(Object.keys(m.suites).join(',')))")
 suites=${1:-$all}
-if [ "$suites" = "$all" ]; then out=bench-results; else out=target/bench-results; fi
+out=target/bench-results
+rm -rf "$out"
 mkdir -p "$out"
 echo "[bench] suites: $suites; tables in $out/"
-{
-  echo "Machine: $(nproc) cores, $(uname -m), $(date -u +%Y-%m-%d). Medians over rounds; ratios from the same run."
-  echo
-  node bench/node.mjs "$data" "$out/node.json" ${suites//,/ }
-} | tee "$out/node.md"
+node bench/node.mjs "$data" "$out/node.json" ${suites//,/ } | tee "$out/node.md"
 node bench/browser.mjs "$data" "$out/chromium.json" "$suites" | tee "$out/chromium.md"
 
 # The reader's decode cells natively, beside the wasm figures above: the same decoder built
@@ -54,4 +52,14 @@ if [[ ",$suites," == *,reader,* ]]; then
     zstd_c_json="$native/zstd-c.json"
   fi
   node bench/native.mjs "$out" "$native/default.json" ${zstd_c_json:-} | tee "$out/native.md"
+fi
+
+# Read by bench/report.mjs: how long the run took, builds included.
+export BENCH_SECONDS=$(($(date +%s) - started))
+if [ "$suites" = "$all" ]; then
+  node bench/report.mjs "$out" docs/benchmarks.md --readme README.md
+  echo "[bench] wrote docs/benchmarks.md and the README's summary"
+else
+  node bench/report.mjs "$out" "$out/benchmarks.md"
+  echo "[bench] wrote $out/benchmarks.md"
 fi

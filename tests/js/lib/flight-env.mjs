@@ -1,5 +1,6 @@
 // Starts the real processes the Flight client tests and benchmark talk to, all on
-// 127.0.0.1 with ephemeral ports: pyarrow Flight servers (gateway/tests/flight_server.py)
+// 127.0.0.1 with ephemeral ports: pyarrow Flight servers (gateway/tests/flight_server.py,
+// bench/flight_upstream.py)
 // and quiver-gateway binaries (built with cargo first). Used by tests/js/flight.test.js,
 // tests/browser/run.mjs and bench/browser.mjs. Everything is killed by stop(), and on exit.
 import { spawn, execFileSync } from 'node:child_process';
@@ -53,14 +54,19 @@ function launch(command, args, stream) {
   return { child, waitFor, stop };
 }
 
-async function pythonServer(args) {
+/**
+ * Starts the pyarrow Flight server `script` (one that prints `PORT <n>` and exits after
+ * `--lifetime` seconds) with `args`; resolves with its location and pid.
+ */
+export async function pythonServer(args, { script = 'gateway/tests/flight_server.py', lifetime = 600 } = {}) {
   const python = process.env.QUIVER_PYTHON ?? resolve(root, '.venv/bin/python');
-  const p = launch(python, ['gateway/tests/flight_server.py', '--lifetime', '600', ...args], 'stdout');
+  const p = launch(python, [script, '--lifetime', String(lifetime), ...args], 'stdout');
   const line = await p.waitFor(/^PORT \d+$/, START_TIMEOUT_MS);
-  if (!line) throw new Error(`flight_server.py ${args.join(' ')} did not start (run pkg-scripts/setup.sh)`);
+  if (!line) throw new Error(`${script} ${args.join(' ')} did not start (run pkg-scripts/setup.sh)`);
   const location = `grpc://127.0.0.1:${line.slice(5)}`;
   return {
     location,
+    pid: p.child.pid,
     /** Whether the server printed `line` within `ms`. */
     saw: async (text, ms) => (await p.waitFor(new RegExp(`^${text}$`), ms)) !== null,
     stop: p.stop,

@@ -1,0 +1,225 @@
+// Writes docs/benchmarks.md from one bench.sh run: the machine, the date, the commit, each
+// issue's target computed from the figures as met or not met, then every table. With
+// --readme it also rewrites the summary between README.md's benchmark markers.
+// Usage: node bench/report.mjs RESULTS_DIR OUT.md [--readme README.md]
+// RESULTS_DIR holds chromium.json and node.json (and .md), and native.md if it ran.
+import { execFileSync } from 'node:child_process';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { cpus, loadavg } from 'node:os';
+import { join } from 'node:path';
+import { bestFetchAll } from './flight.js';
+import { fmt } from './timing.js';
+
+const [dir, outFile, readmeFlag, readmeFile] = process.argv.slice(2);
+const load = (engine) => {
+  const file = join(dir, `${engine}.json`);
+  return existsSync(file) ? JSON.parse(readFileSync(file, 'utf8')) : { report: {} };
+};
+const chromium = load('chromium');
+const node = load('node');
+const x = (v) => `${fmt(v, 2)}×`;
+const range = (values, f = x) => {
+  const finite = values.filter(Number.isFinite);
+  if (finite.length === 0) return 'n/a';
+  const [lo, hi] = [Math.min(...finite), Math.max(...finite)];
+  return lo === hi ? f(lo) : `${f(lo)}–${f(hi)}`.replace(/×–/, '–');
+};
+
+// --- Lookups in the suites' result rows ----------------------------------------------------
+
+const SIZES = [100, 500, 2000, 8192];
+const reader = (run, codec, rows, mode, name, read = false) =>
+  run.report.reader?.find((r) => r.codec === codec && r.rows === rows && r.mode === mode && !!r.read === read && r.name === name)?.usPerBatch;
+const fastestJsReader = (run, codec, rows, read = false) =>
+  Math.min(...['arrowjs', 'arrowjsSync', 'flechette'].map((n) => reader(run, codec, rows, '64k', n, read) ?? Infinity));
+const writer = (run, codec, rows, name) => run.report.writer?.find((r) => r.codec === codec && r.rows === rows && r.name === name);
+const views = (run, rows, name, work) => run.report.views?.find((r) => r.rows === rows && r.name === name && r.work === work)?.usPerBatch;
+const flight = (mode, rows) => chromium.report.flight?.find((r) => r.mode === mode && r.rows === rows);
+const flightSizes = [...new Set((chromium.report.flight ?? []).filter((r) => r.rows).map((r) => r.rows))];
+
+// --- Targets ----------------------------------------------------------------------------
+
+/**
+ * A target: which issue set it, what it asks, and its cells, each a label, the measured
+ * figure as text, and whether it meets the target (undefined: not measured in this run).
+ */
+function target(issue, engine, asks, cells) {
+  const measured = cells.filter((c) => c.ok !== undefined);
+  const met = measured.filter((c) => c.ok).length;
+  const verdict = measured.length === 0 ? 'not measured'
+    : met === measured.length ? 'met' : `not met (${met} of ${measured.length} cells)`;
+  return { issue, engine, asks, cells, verdict };
+}
+const cell = (label, value, show, test) => ({ label, figure: Number.isFinite(value) ? show(value) : 'n/a', ok: Number.isFinite(value) ? test(value) : undefined });
+
+const targets = [
+  target(2, 'Chromium', 'uncompressed decode at 100–2000 rows at least 5× faster than Arrow JS\'s async reader',
+    [100, 500, 2000].flatMap((rows) => ['64k', 'random'].map((mode) => cell(`${rows} ${mode}`,
+      reader(chromium, 'none', rows, mode, 'arrowjs') / reader(chromium, 'none', rows, mode, 'quiver'), x, (v) => v >= 5)))),
+  target(2, 'Chromium', 'uncompressed decode at 8192 rows within 1.5× of memcpy',
+    ['64k', 'random'].map((mode) => cell(`8192 ${mode}`,
+      reader(chromium, 'none', 8192, mode, 'quiver') / reader(chromium, 'none', 8192, mode, 'memcpy'), x, (v) => v <= 1.5))),
+  target(2, 'Chromium', 'LZ4 decode at least 3× faster than the fastest JS reader',
+    SIZES.map((rows) => cell(`${rows}`, fastestJsReader(chromium, 'lz4', rows) / reader(chromium, 'lz4', rows, '64k', 'quiver'), x, (v) => v >= 3))),
+  target(2, 'Chromium', 'ZSTD decode (ruzstd) at least 1.5× faster than the fastest fzstd reader',
+    SIZES.map((rows) => cell(`${rows}`, fastestJsReader(chromium, 'zstd', rows) / reader(chromium, 'zstd', rows, '64k', 'quiver'), x, (v) => v >= 1.5))),
+  ...[['Chromium', chromium], ['Node', node]].map(([engine, run]) =>
+    target(9, engine, 'ZSTD decode with the zstd-c flavour at least 5× the fastest fzstd reader (bench.sh --zstd-c)',
+      SIZES.map((rows) => cell(`${rows}`, fastestJsReader(run, 'zstd', rows) / reader(run, 'zstd', rows, '64k', 'quiverZstdC'), x, (v) => v >= 5)))),
+  target(3, 'Chromium', 'writer allocates at most the payload plus 1 KiB per batch',
+    SIZES.map((rows) => {
+      const q = writer(chromium, 'none', rows, 'quiver');
+      return cell(`${rows}`, q && q.wasmBytesPerBatch - q.payload, (v) => `+${fmt(v / 1024, 1)} KiB`, (v) => v <= 1024);
+    })),
+  target(3, 'Chromium', 'writer at least 3× faster than the fastest JS writer',
+    SIZES.map((rows) => {
+      const [q, a, f] = ['quiver', 'arrowjs', 'flechette'].map((n) => writer(chromium, 'none', rows, n)?.usPerBatch);
+      return cell(`${rows}`, Math.min(a, f) / q, x, (v) => v >= 3);
+    })),
+  target(3, 'Chromium', 'writer within 2× of memcpy at 8192 rows',
+    [cell('8192', writer(chromium, 'none', 8192, 'quiver')?.usPerBatch / writer(chromium, 'none', 8192, 'memcpy')?.usPerBatch, x, (v) => v <= 2)]),
+  target(4, 'Chromium', 'decode and scan through Quiver\'s views no slower than flechette (views ÷ flechette at most 1)',
+    SIZES.map((rows) => cell(`${rows}`, views(chromium, rows, 'quiver views', 'decode+scan') / views(chromium, rows, 'flechette', 'decode+scan'), x, (v) => v <= 1))),
+  target(4, 'Chromium', 'toArrowJS costs less than Arrow JS\'s own tableFromIPC',
+    SIZES.map((rows) => cell(`${rows}`, views(chromium, rows, 'quiver toArrowJS', 'convert') / views(chromium, rows, 'arrowjs', 'convert'), x, (v) => v < 1))),
+  target(28, 'Chromium', 'decoded DoGet at least 0.9× the gateway\'s raw delivery in the same run',
+    flightSizes.map((rows) => cell(`${rows}`, flight('decoded', rows).mibPerS / flight('raw', rows).mibPerS, x, (v) => v >= 0.9))),
+  target(28, 'Chromium', 'the gateway spends at most 1.0 CPU second per GB delivered, pyarrow upstream',
+    flightSizes.flatMap((rows) => ['raw', 'decoded'].map((mode) =>
+      cell(`${rows} ${mode}`, flight(mode, rows).gatewayCpuPerGB, (v) => `${fmt(v, 2)} s/GB`, (v) => v <= 1)))),
+];
+
+// --- What the Flight figures say about themselves --------------------------------------------
+
+const cores = cpus().length;
+const pct = (v) => `${fmt(100 * v, 0)}%`;
+
+/** The gap between the gateway's raw delivery and the bare server, and what it went to. */
+function rawGap() {
+  if (flightSizes.length === 0) return [];
+  return flightSizes.map((rows) => {
+    const bare = flight('bare', rows);
+    const raw = flight('raw', rows);
+    // CPU seconds per second of the raw transfer: cores the gateway and upstream kept busy.
+    const gbPerS = raw.mibPerS * 2 ** 20 / 1e9;
+    const gatewayCores = raw.gatewayCpuPerGB * gbPerS;
+    const upstreamCores = raw.upstreamCpuPerGB * gbPerS;
+    const saturated = raw.machineBusy >= 0.9;
+    const cause = saturated
+      ? `the machine's ${cores} cores were ${pct(raw.machineBusy)} busy during the raw transfers, and the gateway and its upstream `
+        + `kept ${fmt(gatewayCores + upstreamCores, 2)} cores busy (gateway ${fmt(gatewayCores, 2)}, pyarrow ${fmt(upstreamCores, 2)}) `
+        + 'that the bare server, which sends from memory, leaves to the browser'
+      : `the machine was ${pct(raw.machineBusy)} busy, so not CPU: the gateway waits for the upstream and for credit, `
+        + 'which the bare server does neither of';
+    return `- ${rows} rows/batch: raw ${fmt(raw.mibPerS, 0)} MiB/s against the bare server's ${fmt(bare.mibPerS, 0)} `
+      + `(${x(raw.mibPerS / bare.mibPerS)}); ${cause}.`;
+  });
+}
+
+/** fetchAll over 4 sockets against 1, and why where 4 is not faster. */
+function fetchAllLine() {
+  if (!chromium.report.flight?.some((r) => r.connections)) return [];
+  const [one, four] = [1, 4].map((n) => bestFetchAll(chromium.report.flight, n));
+  const ratio = four.mibPerS / one.mibPerS;
+  let why = '';
+  if (ratio < 1.05) {
+    const decoded = flight('decoded', 65536);
+    why = one.machineBusy >= 0.9
+      ? `: no faster, since the machine's ${cores} cores were already ${pct(one.machineBusy)} busy over 1 socket, `
+        + 'and more sockets add no CPU; decoding runs on the page\'s one thread either way'
+      : `: no faster, since decoding runs on the page's one thread, which 1 socket already kept busy `
+        + `(${fmt(one.mibPerS, 0)} MiB/s, ${x(one.mibPerS / decoded.mibPerS)} a single decoded DoGet at 65536 rows)`;
+  }
+  return [`- fetchAll over 4 sockets: ${fmt(four.mibPerS, 0)} MiB/s, ${x(ratio)} the ${fmt(one.mibPerS, 0)} MiB/s over 1 socket${why}.`];
+}
+
+// --- The page ---------------------------------------------------------------------------
+
+const git = (...args) => execFileSync('git', args, { encoding: 'utf8' }).trim();
+const commit = git('rev-parse', '--short', 'HEAD');
+const dirty = git('status', '--porcelain', '--untracked-files=no') ? ' (with uncommitted changes)' : '';
+const date = new Date().toISOString().slice(0, 16).replace('T', ' ');
+const cpuModel = cpus()[0]?.model.trim() ?? 'unknown CPU';
+const envs = [chromium.env, node.env].filter(Boolean).join(' and ');
+const tables = (name) => (existsSync(join(dir, name)) ? readFileSync(join(dir, name), 'utf8').trim() : '');
+
+const targetRows = targets.map((t) => `| #${t.issue} | ${t.engine} | ${t.asks} | **${t.verdict}** | `
+  + `${t.cells.map((c) => `${c.label}: ${c.figure}${c.ok === false ? ' ✗' : ''}`).join(', ')} |`);
+const page = `# Benchmarks
+
+Written by \`pkg-scripts/bench.sh\` (\`bench/report.mjs\`); do not edit by hand. Every figure
+on this page comes from one run:
+
+- **Commit:** ${commit}${dirty}
+- **Date:** ${date} UTC
+- **Machine:** ${cores} cores, ${cpuModel}, ${process.arch}, shared with other work (load average ${loadavg().map((l) => fmt(l, 1)).join(' / ')} over the last 1 / 5 / 15 minutes of the run), so read the ratios, which compare contenders timed in the same interleaved rounds
+- **Duration:** ${process.env.BENCH_SECONDS ? `${fmt(process.env.BENCH_SECONDS / 60, 0)} minutes for the whole of \`bench.sh\`, builds included` : 'not recorded'}
+- **Engines:** ${envs}; Chromium started directly (\`chromium --headless\`), with no devtools client attached (\`bench/launch.mjs\`)
+
+How each suite measures is in [CONTRIBUTING.md](../CONTRIBUTING.md#benchmarks).
+
+## Targets
+
+Each issue's targets, computed from the tables below (✗ marks a cell that misses).
+
+| issue | engine | target | result | cells |
+|---|---|---|---|---|
+${targetRows.join('\n')}
+
+## Flight: where the bytes go
+
+${[...rawGap(), ...fetchAllLine()].join('\n') || 'The flight suite did not run.'}
+
+## Chromium
+
+${tables('chromium.md')}
+
+## Node
+
+${tables('node.md')}
+${tables('native.md') ? `\n## Native\n\n${tables('native.md')}\n` : ''}`;
+writeFileSync(outFile, page);
+
+// --- The README's summary ------------------------------------------------------------------
+
+if (readmeFlag === '--readme') {
+  const none = (run, name, rows, mode = '64k') => reader(run, 'none', rows, mode, name) / reader(run, 'none', rows, mode, 'quiver');
+  const per = (f) => SIZES.map(f);
+  const writerRatio = (run, rows) => {
+    const [q, a, f] = ['quiver', 'arrowjs', 'flechette'].map((n) => writer(run, 'none', rows, n)?.usPerBatch);
+    return Math.min(a, f) / q;
+  };
+  const both = (f) => `${range(per((rows) => f(chromium, rows)))} in Chromium, ${range(per((rows) => f(node, rows)))} in Node`;
+  const met = targets.filter((t) => t.verdict === 'met').length;
+  const summary = [
+    `From the run of ${date.slice(0, 10)} on ${commit} (${envs}), 100 to 8192 rows per batch.`,
+    'Each ratio is the peer\'s time over Quiver\'s: above 1× Quiver is faster. Every table, and',
+    'each target met or not, is in [docs/benchmarks.md](docs/benchmarks.md).',
+    '',
+    '| work | against | peer\'s time ÷ Quiver\'s |',
+    '|---|---|---|',
+    ...[
+      `| decode, uncompressed | Arrow JS's async reader | ${both((run, rows) => none(run, 'arrowjs', rows))} |`,
+      `| decode, uncompressed | flechette | ${both((run, rows) => none(run, 'flechette', rows))} |`,
+      `| decode, LZ4 | the fastest JS reader | ${both((run, rows) => fastestJsReader(run, 'lz4', rows) / reader(run, 'lz4', rows, '64k', 'quiver'))} |`,
+      `| decode, ZSTD | the fastest JS reader with fzstd | ${both((run, rows) => fastestJsReader(run, 'zstd', rows) / reader(run, 'zstd', rows, '64k', 'quiver'))} |`,
+      // Only in a run with --zstd-c.
+      chromium.report.reader?.some((r) => r.name === 'quiverZstdC')
+        ? `| decode, ZSTD, zstd-c flavour | the fastest JS reader with fzstd | ${both((run, rows) => fastestJsReader(run, 'zstd', rows) / reader(run, 'zstd', rows, '64k', 'quiverZstdC'))} |`
+        : '',
+      `| write, uncompressed | the fastest JS writer | ${both(writerRatio)} |`,
+      `| decode and scan columns | flechette | ${both((run, rows) => views(run, rows, 'flechette', 'decode+scan') / views(run, rows, 'quiver views', 'decode+scan'))} |`,
+      flightSizes.length
+        ? `| Flight DoGet, decoded | the gateway's raw delivery | ${range(flightSizes.map((rows) => flight('decoded', rows).mibPerS / flight('raw', rows).mibPerS))} in Chromium (${range(flightSizes.map((rows) => flight('decoded', rows).mibPerS), (v) => fmt(v, 0))} MiB/s decoded) |`
+        : '',
+    ].filter(Boolean),
+    '',
+    `Targets met: ${met} of ${targets.length}.`,
+  ];
+  const readme = readFileSync(readmeFile, 'utf8');
+  const begin = '<!-- benchmark summary: written by pkg-scripts/bench.sh -->';
+  const end = '<!-- end of benchmark summary -->';
+  const [a, b] = [readme.indexOf(begin), readme.indexOf(end)];
+  if (a < 0 || b < a) throw new Error(`${readmeFile} has no "${begin}" ... "${end}" markers`);
+  writeFileSync(readmeFile, `${readme.slice(0, a + begin.length)}\n${summary.join('\n')}\n${readme.slice(b)}`);
+}
