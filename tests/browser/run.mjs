@@ -11,6 +11,8 @@ import { browserFor } from '../../bench/engines.mjs';
 import { indent, printResults } from './results.mjs';
 import { serve } from './server.mjs';
 import { startFlightEnv } from '../js/lib/flight-env.mjs';
+import { startFakeGateway } from '../js/lib/hostile.js';
+import { hostileMemoryScenarios } from '../js/lib/hostile_memory_gateway.mjs';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const root = resolve(here, '../..');
@@ -26,6 +28,10 @@ const server = await serve(root);
 // this page's origin (one of them allows nothing, for the forbidden-Origin test).
 const flight = files.some((f) => basename(f).startsWith('flight'))
   ? await startFlightEnv({ origin: server.url.replace(/\/$/, '') })
+  : undefined;
+// The memory-budget tests need a fake gateway, which compresses with the Node build.
+const hostile = files.some((f) => basename(f).startsWith('hostile'))
+  ? await startFakeGateway(hostileMemoryScenarios(await import('quiver-arrow')))
   : undefined;
 const profile = await mkdtemp(join(tmpdir(), 'quiver-chromium-'));
 // A persistent context on a fresh profile dir: the only way to choose --user-data-dir.
@@ -57,6 +63,7 @@ try {
         await page.addInitScript((env) => { window.__flightEnv = env; }, info);
         await page.exposeFunction('__flightSaw', saw);
       }
+      if (hostile) await page.addInitScript((base) => { window.__hostileGateway = base; }, hostile.base);
       const url = `${server.url}tests/browser/index.html?module=${encodeURIComponent(file)}&engine=chromium`;
       await page.goto(url);
       await page.waitForFunction(() => window.__quiverResults !== undefined);
@@ -74,6 +81,7 @@ try {
   await context.close();
   await server.close();
   await flight?.stop();
+  hostile?.close();
   await rm(profile, { recursive: true, force: true });
 }
 

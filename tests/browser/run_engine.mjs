@@ -15,6 +15,8 @@ import { launch } from '../../bench/launch.mjs';
 import { printResults } from './results.mjs';
 import { serve } from './server.mjs';
 import { startFlightEnv } from '../js/lib/flight-env.mjs';
+import { startFakeGateway } from '../js/lib/hostile.js';
+import { hostileMemoryScenarios } from '../js/lib/hostile_memory_gateway.mjs';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const root = resolve(here, '../..');
@@ -31,7 +33,12 @@ const server = await serve(root);
 const flight = files.some((f) => basename(f).startsWith('flight'))
   ? await startFlightEnv({ origin: server.url.replace(/\/$/, '') })
   : undefined;
-// The Flight page fetches its servers' addresses and asks what the pyarrow server saw.
+// The memory-budget tests need a fake gateway, which compresses with the Node build.
+const hostile = files.some((f) => basename(f).startsWith('hostile'))
+  ? await startFakeGateway(hostileMemoryScenarios(await import('quiver-arrow')))
+  : undefined;
+// The Flight page fetches its servers' addresses and asks what the pyarrow server saw;
+// the memory-budget page fetches the fake gateway's address.
 const routes = {
   ...flight && {
     flightEnv: () => {
@@ -40,6 +47,7 @@ const routes = {
     },
     saw: ({ line, ms }) => flight.saw(line, Number(ms)),
   },
+  ...hostile && { hostileGateway: () => ({ base: hostile.base }) },
 };
 
 let passed = 0;
@@ -60,6 +68,7 @@ try {
 } finally {
   await server.close();
   await flight?.stop();
+  hostile?.close();
 }
 
 console.log(`browser (${engine}): ${passed} passed, ${failed} failed`);
