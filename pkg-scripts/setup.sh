@@ -8,6 +8,7 @@ cd "$root"
 WASM_BINDGEN_VERSION=0.2.130   # must equal the `wasm-bindgen = "=…"` pin in Cargo.toml
 WASM_PACK_VERSION=0.15.1
 CARGO_FUZZ_VERSION=0.13.2
+GECKODRIVER_VERSION=0.37.1     # drives firefox-esr for `wasm-pack test --firefox`
 PYARROW_VERSION=21.0.0
 
 log() { printf '[setup] %s\n' "$*"; }
@@ -30,6 +31,11 @@ if [ "$(wasm-pack --version 2>/dev/null | awk '{print $2}')" != "$WASM_PACK_VERS
   cargo install wasm-pack --version "$WASM_PACK_VERSION" --locked --force
 fi
 
+if [ "$(geckodriver --version 2>/dev/null | awk 'NR==1 {print $2}')" != "$GECKODRIVER_VERSION" ]; then
+  log "installing geckodriver $GECKODRIVER_VERSION"
+  cargo install geckodriver --version "$GECKODRIVER_VERSION" --locked --force
+fi
+
 if [ "$(cargo fuzz --version 2>/dev/null | awk '{print $2}')" != "$CARGO_FUZZ_VERSION" ]; then
   log "installing cargo-fuzz $CARGO_FUZZ_VERSION"
   cargo install cargo-fuzz --version "$CARGO_FUZZ_VERSION" --locked --force
@@ -42,6 +48,17 @@ if ! command -v chromium >/dev/null || ! command -v chromedriver >/dev/null \
   log "installing Debian chromium, chromium-driver and clang-22"
   as_root apt-get update -qq
   as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium chromium-driver clang-22 >/dev/null
+fi
+
+# The other two engines the browser tiers run in: Firefox (Gecko/SpiderMonkey) and
+# WebKitGTK's MiniBrowser (WebKit/JavaScriptCore; webkit2gtk-driver ships it), which
+# needs an X display even headless, hence xvfb-run. Playwright cannot drive Debian's
+# builds of either, so bench/launch.mjs starts the binaries itself.
+if ! command -v firefox-esr >/dev/null || ! command -v xvfb-run >/dev/null \
+  || ! compgen -G '/usr/lib/*/webkit2gtk-4.*/MiniBrowser' >/dev/null; then
+  log "installing Debian firefox-esr, webkit2gtk-driver and xvfb"
+  as_root apt-get update -qq
+  as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq firefox-esr webkit2gtk-driver xvfb >/dev/null
 fi
 
 # npm dependencies: binaryen's wasm-opt (Debian's 108 breaks wasm-bindgen 0.2.130 output),

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Runs every test tier in order: formatting and lints, native tests, wasm-bindgen tests in
-# Node and headless Chromium, the npm package build, then JS tests against the built
-# package in Node and in Chromium. A failed step is reported and the next one still runs,
+# Node, headless Chromium and headless Firefox, the npm package build, then JS tests
+# against the built package in Node and in the three browser engines (Chromium, Firefox,
+# WebKit), and the demo end to end in Chromium and Firefox. A failed step is reported and the next one still runs,
 # so one run shows everything that is broken. Ends with "N passed, N failed" (one count
 # per step) and exits non-zero if any step failed.
 set -euo pipefail
@@ -62,6 +63,8 @@ step "wasm-pack test --node" wasm-pack test --node
 # wasm-test-chrome.sh routes Chromium through a proxy that works around a test-page
 # hang in wasm-bindgen-test-runner's server (described in close-proxy.mjs).
 step "wasm-pack test --chrome" pkg-scripts/wasm-test-chrome.sh
+# The same through geckodriver, and the same proxy: the hang is in the runner's server.
+step "wasm-pack test --firefox" pkg-scripts/wasm-test-firefox.sh
 # The zstd-c build (C zstd instead of ruzstd) runs the same ZSTD tests: natively (gcc
 # builds libzstd) and as wasm in Node (clang-22 builds it, as .cargo/config.toml says).
 # Its own target dir keeps the default build's artifacts in target/ from being rebuilt on
@@ -82,10 +85,16 @@ step "build npm package (zstd-c flavour)" pkg-scripts/build.sh --zstd-c
 # the Node and browser column and fromArrowJS tests read.
 step "pyarrow expected values" .venv/bin/python tests/data/expected.py
 step "JS tests (node --test)" node --test tests/js/
-# The packed tarball installed as a user would: a Vite app in chromium, a Node script, tsc.
+# The packed tarball installed as a user would: a Vite app in Chromium, Firefox and
+# WebKit, a Node script, tsc.
 step "consumer apps (npm pack: Vite, Node, tsc)" tests/consumer/run.sh
 step "browser tests (chromium)" node tests/browser/run.mjs
+# The same modules in the engines playwright cannot drive, through bench/launch.mjs. In
+# Firefox wasm memory is resizable as in Chromium; WebKit takes the fixed-size path.
+step "browser tests (firefox)" node tests/browser/run_engine.mjs firefox
+step "browser tests (webkit)" node tests/browser/run_engine.mjs webkit
 # The demo page against pkg-scripts/demo.sh's gateway; screenshots in test-results/.
 step "demo end-to-end (chromium)" node tests/e2e/demo.mjs
+step "demo end-to-end (firefox)" node tests/e2e/demo.mjs firefox
 
 summary

@@ -1,5 +1,5 @@
-// Column views, toArray() and toArrowJS() in Chromium, whose wasm memory is resizable,
-// against pyarrow and apache-arrow JS (tests/js/lib/columns.js). Reads the streams that
+// Column views, toArray() and toArrowJS() in each engine (over resizable wasm memory in
+// Chromium and Firefox, fixed-size in WebKit) against pyarrow and apache-arrow JS (tests/js/lib/columns.js). Reads the streams that
 // `.venv/bin/python tests/data/expected.py` writes to tests/data/types.
 import { test, assert } from './harness.js';
 import * as quiver from 'quiver-arrow';

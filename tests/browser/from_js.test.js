@@ -1,5 +1,5 @@
-// fromArrowJS and batchFromColumns in Chromium, over the resizable memory of the web
-// build (tests/js/lib/from_js.js).
+// fromArrowJS and batchFromColumns in each engine, over the web build's memory
+// (resizable in Chromium and Firefox, fixed-size in WebKit; tests/js/lib/from_js.js).
 import { test, assert } from './harness.js';
 import * as quiver from 'quiver-arrow';
 import * as arrow from 'apache-arrow';

@@ -1,10 +1,13 @@
-// In-page side of the browser test runner (run.mjs). The page loads one test module,
-// named by ?module=, after init() of the web build, runs its tests in order and leaves
-// the results in window.__quiverResults for run.mjs to collect.
+// In-page side of the browser test runners. The page loads one test module, named by
+// ?module=, after init() of the web build, runs its tests in order and leaves the results
+// in window.__quiverResults for run.mjs (Chromium through playwright) to collect, and,
+// given ?report=, POSTs them there for run_engine.mjs (any engine, through
+// bench/launch.mjs).
 //
 // Test modules use the same shape as node:test with node:assert/strict:
 //   import { test, assert } from './harness.js';
 //   test('name', async () => { assert.equal(1, 1); });
+// A test that returns a string has it printed beside its name.
 
 const tests = [];
 const TEST_TIMEOUT_MS = 60_000;
@@ -49,6 +52,9 @@ function matches(error, expected) {
 
 /** The subset of node:assert/strict that the tests use, with the same names. */
 export const assert = {
+  fail(message) {
+    throw new AssertionError(message);
+  },
   ok(value, message) {
     if (!value) throw new AssertionError(message ?? `expected a truthy value, found ${show(value)}`);
   },
@@ -117,8 +123,8 @@ async function run() {
   for (const { name, fn } of tests) {
     const start = performance.now();
     try {
-      await withTimeout(Promise.resolve().then(fn), TEST_TIMEOUT_MS, name);
-      results.push({ name, ok: true, ms: performance.now() - start });
+      const note = await withTimeout(Promise.resolve().then(fn), TEST_TIMEOUT_MS, name);
+      results.push({ name, ok: true, ms: performance.now() - start, note: typeof note === 'string' ? note : undefined });
     } catch (error) {
       results.push({ name, ok: false, ms: performance.now() - start, error: failure(error) });
     }
@@ -127,3 +133,8 @@ async function run() {
 }
 
 window.__quiverResults = run();
+const report = new URLSearchParams(location.search).get('report');
+if (report) {
+  // text/plain: a simple request, with no CORS preflight to the other port.
+  window.__quiverResults.then((results) => fetch(`${report}result`, { method: 'POST', body: JSON.stringify({ results }) }));
+}

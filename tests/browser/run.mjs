@@ -3,26 +3,20 @@
 // module, against a static server on 127.0.0.1 that serves the repo. Needs pkg/ built.
 // Prints one line per test and exits non-zero if any failed.
 import { chromium } from 'playwright-core';
-import { execFileSync } from 'node:child_process';
 import { mkdtemp, readdir, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { basename, dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { browserFor } from '../../bench/engines.mjs';
+import { indent, printResults } from './results.mjs';
 import { serve } from './server.mjs';
 import { startFlightEnv } from '../js/lib/flight-env.mjs';
+import { startFakeGateway } from '../js/lib/hostile.js';
+import { hostileMemoryScenarios } from '../js/lib/hostile_memory_gateway.mjs';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const root = resolve(here, '../..');
 const PAGE_TIMEOUT_MS = 300_000;
-
-function chromiumPath() {
-  if (process.env.CHROMIUM) return process.env.CHROMIUM;
-  try {
-    return execFileSync('sh', ['-c', 'command -v chromium'], { encoding: 'utf8' }).trim();
-  } catch {
-    throw new Error('chromium not found on PATH: run pkg-scripts/setup.sh (apt chromium)');
-  }
-}
 
 const files = process.argv.length > 2
   ? process.argv.slice(2).map((f) => relative(here, resolve(f)))
@@ -35,10 +29,14 @@ const server = await serve(root);
 const flight = files.some((f) => basename(f).startsWith('flight'))
   ? await startFlightEnv({ origin: server.url.replace(/\/$/, '') })
   : undefined;
+// The memory-budget tests need a fake gateway, which compresses with the Node build.
+const hostile = files.some((f) => basename(f).startsWith('hostile'))
+  ? await startFakeGateway(hostileMemoryScenarios(await import('quiver-arrow')))
+  : undefined;
 const profile = await mkdtemp(join(tmpdir(), 'quiver-chromium-'));
 // A persistent context on a fresh profile dir: the only way to choose --user-data-dir.
 const context = await chromium.launchPersistentContext(profile, {
-  executablePath: chromiumPath(),
+  executablePath: browserFor('chromium'),
   headless: true,
   args: [
     '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
@@ -65,23 +63,17 @@ try {
         await page.addInitScript((env) => { window.__flightEnv = env; }, info);
         await page.exposeFunction('__flightSaw', saw);
       }
-      const url = `${server.url}tests/browser/index.html?module=${encodeURIComponent(file)}`;
+      if (hostile) await page.addInitScript((base) => { window.__hostileGateway = base; }, hostile.base);
+      const url = `${server.url}tests/browser/index.html?module=${encodeURIComponent(file)}&engine=chromium`;
       await page.goto(url);
       await page.waitForFunction(() => window.__quiverResults !== undefined);
       results = await withTimeout(page.evaluate(() => window.__quiverResults), file);
     } catch (error) {
       results = [{ name: 'page', ok: false, error: { message: String(error), stack: '' } }];
     }
-    for (const r of results) {
-      const name = `${basename(file)} > ${r.name}`;
-      if (r.ok) {
-        passed++;
-        console.log(`ok - ${name} (${r.ms.toFixed(0)} ms)`);
-      } else {
-        failed++;
-        console.log(`not ok - ${name}\n  ${r.error.message}\n${indent(r.error.stack)}`);
-      }
-    }
+    const counts = printResults(basename(file), results);
+    passed += counts.passed;
+    failed += counts.failed;
     if (results.some((r) => !r.ok) && log.length) console.log(indent(log.join('\n')));
     await page.close();
   }
@@ -89,15 +81,12 @@ try {
   await context.close();
   await server.close();
   await flight?.stop();
+  hostile?.close();
   await rm(profile, { recursive: true, force: true });
 }
 
 console.log(`browser: ${passed} passed, ${failed} failed`);
 process.exitCode = failed === 0 && passed > 0 ? 0 : 1;
-
-function indent(text) {
-  return text.split('\n').filter(Boolean).map((l) => `    ${l}`).join('\n');
-}
 
 function withTimeout(promise, what) {
   let timer;

@@ -1,9 +1,11 @@
 // A static file server on 127.0.0.1 for browser tests, benchmarks and the demo. It serves
 // one folder (the repo) with the MIME types browsers insist on (application/wasm for
-// WebAssembly.instantiateStreaming, text/javascript for modules) and never caches.
+// WebAssembly.instantiateStreaming, text/javascript for modules) and never caches. A
+// folder is its index.html or, without one, the JSON array of its entries' names (the
+// browser tests list fuzz/regressions/ that way).
 import { createServer } from 'node:http';
 import { createReadStream } from 'node:fs';
-import { stat } from 'node:fs/promises';
+import { readdir, stat } from 'node:fs/promises';
 import { extname, join, normalize, sep } from 'node:path';
 
 const TYPES = {
@@ -41,6 +43,11 @@ export async function serve(root, port = 0, { isolated = false } = {}) {
     }
     try {
       const info = await stat(file);
+      if (info.isDirectory() && !(await stat(join(file, 'index.html')).catch(() => null))) {
+        res.writeHead(200, { 'content-type': TYPES['.json'], 'cache-control': 'no-store', ...isolation })
+          .end(JSON.stringify(await readdir(file)));
+        return;
+      }
       const target = info.isDirectory() ? join(file, 'index.html') : file;
       const size = info.isDirectory() ? (await stat(target)).size : info.size;
       res.writeHead(200, {

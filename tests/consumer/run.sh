@@ -3,7 +3,7 @@
 # from the registry's point of view into fresh folders under target/consumer/ (never the
 # source tree), then
 #   1. a Vite app imports quiver-arrow, decodes a stream, `vite build`s, and the built app
-#      runs in headless chromium (browser.mjs); so does the same app from Vite's dev
+#      runs in headless Chromium, Firefox and WebKit (browser.mjs); so does the same app from Vite's dev
 #      server, which pre-bundles the package: as it is in Vite 8, while Vite 7's needs
 #      `optimizeDeps.exclude` and, without it, fails with init()'s Error that says so;
 #   2. a Node ESM script uses the reader, the writer and toArrowJS with apache-arrow;
@@ -56,7 +56,9 @@ node -e '
 ' "$work/vite/public/data.arrows"
 (cd "$work/vite" && npx --no-install vite build --logLevel warn)
 expected='{"rows":10000,"sum":49995000,"names":["x","s"],"strings":["s0","s1","s2"]}'
-node "$here/browser.mjs" "$work/vite/dist" "$expected"
+for engine in chromium firefox webkit; do
+  node "$here/browser.mjs" "$work/vite/dist" "$expected" "$engine"
+done
 
 # Runs Vite's dev server in the app folder $1 on a free port while browser.mjs checks the
 # page against the expected result $2.

@@ -1,19 +1,27 @@
-// End-to-end test of the demo (issue 6) in Debian's headless chromium via playwright-core:
+// End-to-end test of the demo (issue 6) in Debian's headless chromium via playwright-core,
+// or in firefox-esr via geckodriver (tests/e2e/webdriver.mjs):
 //  1. pkg-scripts/demo.sh on an ephemeral port; the page streams, graphs and compares,
 //     its figures agree with the stream's stats, the preview shows the generated rows.
 //  2. The page on another origin than the gateway; the gateway is killed mid-stream: the
 //     page shows the error in words, and runs again once a gateway is back; Stop ends a
 //     stream, and a connection attempt that is never answered.
-// Screenshots go to test-results/. Run: node tests/e2e/demo.mjs
+// Screenshots go to test-results/. Run: node tests/e2e/demo.mjs [chromium|firefox]
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn, execFileSync } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { mkdir } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { chromium } from 'playwright-core';
+import { browserFor } from '../../bench/engines.mjs';
 import { serve } from '../browser/server.mjs';
+import { firefoxPage } from './webdriver.mjs';
+
+const engine = process.argv[2] ?? 'chromium';
+if (!['chromium', 'firefox'].includes(engine)) throw new Error(`expected chromium or firefox, found ${engine}`);
+/** A screenshot's file name, with the engine's name unless it is Chromium's. */
+const screenshot = (name) => join(results, engine === 'chromium' ? `${name}.png` : `${name}-${engine}.png`);
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
 const results = join(root, 'test-results');
@@ -51,8 +59,9 @@ function launch(command, args, env = {}) {
 }
 
 async function browserPage() {
-  const executablePath = process.env.CHROMIUM ?? execFileSync('sh', ['-c', 'command -v chromium'], { encoding: 'utf8' }).trim();
-  const browser = await chromium.launch({ executablePath, args: ['--no-sandbox', '--disable-gpu'] });
+  // geckodriver has no console events (only WebDriver BiDi has): no log in Firefox.
+  if (engine === 'firefox') return { ...await firefoxPage({ width: 1280, height: 1300 }), log: [] };
+  const browser = await chromium.launch({ executablePath: browserFor('chromium'), args: ['--no-sandbox', '--disable-gpu'] });
   const page = await browser.newPage({ viewport: { width: 1280, height: 1300 } });
   const log = [];
   page.on('console', (m) => log.push(`[console.${m.type()}] ${m.text()}`));
@@ -164,7 +173,7 @@ test('the demo streams, graphs live, compares, and previews the first rows', { t
     }
 
     await mkdir(results, { recursive: true });
-    await page.screenshot({ path: join(results, 'demo.png'), fullPage: true });
+    await page.screenshot({ path: screenshot('demo'), fullPage: true });
   } finally {
     await browser.close();
     demo.child.kill('SIGTERM');
@@ -214,7 +223,7 @@ test('a gateway on another port dies mid-stream: the page says so and runs again
     assert.match(failed.error, /^The stream failed after \d+ batches: \S.*/);
     assert.ok(failed.start && failed.stop, 'Start is enabled and Stop disabled again');
     await mkdir(results, { recursive: true });
-    await page.screenshot({ path: join(results, 'demo-gateway-stopped.png'), fullPage: true });
+    await page.screenshot({ path: screenshot('demo-gateway-stopped'), fullPage: true });
 
     // The same page, with nothing reloaded, runs once a gateway listens there again.
     gateway = launch(gatewayBin, args(port));

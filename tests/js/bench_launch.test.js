@@ -1,15 +1,16 @@
-// bench/launch.mjs, the browser launcher every benchmark figure comes from: a page it
-// opens reports over plain HTTP, with no automation attached, and nothing outlives it.
+// bench/launch.mjs, the browser launcher every benchmark figure and the Firefox and
+// WebKit test tiers come from: a page it opens, in each engine, reports over plain HTTP,
+// with no automation attached, and nothing outlives it.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
 import { mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { browserFor, ENGINE_NAMES } from '../../bench/engines.mjs';
 import { launch } from '../../bench/launch.mjs';
 import { serve } from '../browser/server.mjs';
 
-const chromium = process.env.CHROMIUM ?? execFileSync('sh', ['-c', 'command -v chromium'], { encoding: 'utf8' }).trim();
+const chromium = browserFor('chromium');
 
 /** Serves a page whose module script is `body` (with `report`, the endpoint) and runs `check` on its URL. */
 async function withPage(body, check) {
@@ -30,16 +31,18 @@ ${body}
 
 const profiles = async () => (await readdir(tmpdir())).filter((f) => f.startsWith('quiver-launch-') && !f.startsWith('quiver-launch-test-'));
 
-test('launch resolves with what the page POSTs, answers its routes, and leaves no profile behind', async () => {
-  const before = await profiles();
-  const result = await withPage(`
-const { n } = await (await fetch(report + 'counter')).json();
+for (const engine of ENGINE_NAMES) {
+  test(`launch resolves with what the page POSTs in ${engine}, answers its routes, and leaves no profile behind`, async () => {
+    const before = await profiles();
+    const result = await withPage(`
+const { n } = await (await fetch(report + 'counter?by=2')).json();
 await post('result', JSON.stringify({ n, webdriver: navigator.webdriver }));`,
-  (url) => launch(chromium, url, { routes: { counter: () => ({ n: 41 + 1 }) } }));
-  // navigator.webdriver is true in a page that automation drives.
-  assert.deepEqual(result, { n: 42, webdriver: false });
-  assert.deepEqual(await profiles(), before);
-});
+    (url) => launch(browserFor(engine), url, { routes: { counter: ({ by }) => ({ n: 40 + Number(by) }) } }));
+    // navigator.webdriver is true in a page that automation drives.
+    assert.deepEqual(result, { n: 42, webdriver: false });
+    assert.deepEqual(await profiles(), before);
+  });
+}
 
 test('launch rejects with the error the page reports', async () => {
   await assert.rejects(
@@ -57,6 +60,6 @@ test('launch rejects when the page never reports', async () => {
 
 test('launch refuses a browser it has no flags for', async () => {
   await assert.rejects(launch('/usr/bin/konqueror', 'http://127.0.0.1:1/'), {
-    message: 'bench/launch.mjs knows no flags for /usr/bin/konqueror: expected a chromium binary',
+    message: 'bench/launch.mjs knows no flags for /usr/bin/konqueror: expected a chromium, firefox or MiniBrowser binary',
   });
 });

@@ -1,6 +1,7 @@
 // A Vite app as a user would write it: the package by name, init() with no argument (the
 // bundler must ship quiver_bg.wasm and rewrite its URL), then a stream decoded as it
-// arrives. The result goes into #result for tests/consumer/browser.mjs to check.
+// arrives. The result goes into #result for tests/consumer/browser.mjs to check and, given
+// ?report= (bench/launch.mjs, for Firefox and WebKit), is POSTed there too.
 import init, { StreamReader, tableFromIPC } from 'quiver-arrow';
 
 const out = document.getElementById('result');
@@ -31,7 +32,11 @@ async function main() {
   return { rows, sum, names, strings };
 }
 
+const report = new URLSearchParams(location.search).get('report');
 main().then(
-  (result) => { out.textContent = JSON.stringify(result); },
-  (error) => { out.textContent = JSON.stringify({ error: String(error?.stack ?? error) }); },
-);
+  (result) => result,
+  (error) => ({ error: String(error?.stack ?? error) }),
+).then((result) => {
+  out.textContent = JSON.stringify(result);
+  if (report) fetch(`${report}result`, { method: 'POST', body: JSON.stringify({ result }) });
+});

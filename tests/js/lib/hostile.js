@@ -1,14 +1,16 @@
 // A fake gateway for the Flight client's tests against gateways that break the protocol
-// (tests/js/hostile_*.test.js), with the `ws` package as both ends, and their helpers.
+// (tests/js/hostile_*.test.js, tests/browser/hostile_memory.test.js), with the `ws`
+// package as the server and, in Node, as the client, and their helpers.
 import { after, before } from 'node:test';
-import assert from 'node:assert/strict';
 import { WebSocket, WebSocketServer } from 'ws';
+import { EOS_LENGTH, rejects, within } from './flight-checks.js';
+
+export { EOS_LENGTH, rejects, within };
 
 const SUBPROTOCOL = 'quiver-flight.v1';
 export const HELLO = {
   type: 'hello', version: 1, maxSegmentBytes: 1 << 20, creditWindow: 8 << 20, maxStreams: 64, maxMessageBytes: 256 << 20,
 };
-export const EOS_LENGTH = 8;
 
 /** A frame: stream id, kind 0 (data), flags first+last, no app_metadata, then `ipc`. */
 export function dataFrame(stream, ipc) {
@@ -22,40 +24,35 @@ export function dataFrame(stream, ipc) {
 export const ok = (stream) => JSON.stringify({ type: 'status', stream, code: 0, name: 'OK', message: '', details: '' });
 
 /**
- * Serves `scenarios` (what the gateway does once connected, by the URL path) for the
- * test file, and returns `connect(scenario, options)` for a FlightClient of `quiver`.
+ * Serves `scenarios` (what the gateway does once connected, by the URL path) on a free
+ * port. Returns `{ base, close }`; `base` + a scenario's name is its URL.
+ */
+export async function startFakeGateway(scenarios) {
+  const server = new WebSocketServer({
+    host: '127.0.0.1',
+    port: 0,
+    handleProtocols: (protocols) => (protocols.has(SUBPROTOCOL) ? SUBPROTOCOL : false),
+  });
+  server.on('connection', (ws, request) => scenarios[request.url.slice(1)](ws));
+  await new Promise((resolve) => server.on('listening', resolve));
+  return {
+    base: `ws://127.0.0.1:${server.address().port}/`,
+    close: () => {
+      for (const client of server.clients) client.terminate();
+      server.close();
+    },
+  };
+}
+
+/**
+ * Serves `scenarios` for the test file, and returns `connect(scenario, options)` for a
+ * FlightClient of `quiver`.
  */
 export function fakeGateway(quiver, scenarios) {
-  let server;
-  let base;
+  let gateway;
   before(async () => {
-    server = new WebSocketServer({
-      host: '127.0.0.1',
-      port: 0,
-      handleProtocols: (protocols) => (protocols.has(SUBPROTOCOL) ? SUBPROTOCOL : false),
-    });
-    server.on('connection', (ws, request) => scenarios[request.url.slice(1)](ws));
-    await new Promise((resolve) => server.on('listening', resolve));
-    base = `ws://127.0.0.1:${server.address().port}/`;
+    gateway = await startFakeGateway(scenarios);
   });
-  after(() => server.close());
-  return (scenario, options) => quiver.FlightClient.connect(base + scenario, { WebSocket, ...options });
-}
-
-/** Asserts that `promise` rejects with a FlightError of `code` whose message matches. */
-export async function rejects(promise, code, message) {
-  await assert.rejects(promise, (error) => {
-    assert.equal(error.code, code, `code ${error.code}: ${error.message}`);
-    assert.match(error.message, message);
-    return true;
-  });
-}
-
-/** `promise`, or a rejection after `ms`: a hang fails the test instead of the run. */
-export function within(promise, ms = 5000) {
-  let timer;
-  const late = new Promise((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`still pending after ${ms} ms`)), ms);
-  });
-  return Promise.race([promise, late]).finally(() => clearTimeout(timer));
+  after(() => gateway.close());
+  return (scenario, options) => quiver.FlightClient.connect(gateway.base + scenario, { WebSocket, ...options });
 }

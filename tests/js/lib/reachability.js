@@ -5,12 +5,39 @@
 // alive. And views of wasm memory passed back in must be read where they are, not through
 // a view that growth detached (Node, whose memory is not resizable).
 
-/** Registers the tests; `gc` collects garbage (node --expose-gc, Chromium --js-flags). */
+/**
+ * Registers the tests. `gc`, where the engine lets a page force a full collection (node
+ * --expose-gc, Chromium --js-flags=--expose-gc), collects garbage; without it (Firefox
+ * and WebKit give a page no such call) a collection is brought about by allocating.
+ */
 export function reachabilityTests({ test, assert, quiver, arrow, gc }) {
+  // Objects allocated before any test runs: by the time one is dropped it is as old as
+  // anything a test allocated, so a collection that takes it takes those too (a full
+  // collection takes everything unreachable; a young one takes all that is younger).
+  const finalized = new Set();
+  const registry = new FinalizationRegistry((k) => finalized.add(k));
+  const sentinels = Array.from({ length: 32 }, (_, k) => {
+    const sentinel = { k };
+    registry.register(sentinel, k);
+    return sentinel;
+  });
+
+  /** Allocates garbage until a dropped sentinel is finalized. */
+  async function collectByAllocating() {
+    const { k } = sentinels.pop();
+    const started = performance.now();
+    while (!finalized.has(k)) {
+      if (performance.now() - started > 60_000) throw new Error('no collection took a dropped object in 60 s of allocating');
+      Array.from({ length: 400_000 }, (_, i) => ({ i, s: `garbage ${i}` }));
+      await new Promise((resolve) => setTimeout(resolve, 0));
+    }
+  }
+
   /** Collects garbage and lets the FinalizationRegistry callbacks run. */
   async function collect() {
+    if (!gc) await collectByAllocating();
     for (let i = 0; i < 4; i++) {
-      gc();
+      gc?.();
       await new Promise((resolve) => setTimeout(resolve, 10));
     }
   }
