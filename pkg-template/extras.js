@@ -14,7 +14,7 @@ export function growable(memory) {
 }
 
 // The key under which a column, or a writer chunk's view of wasm memory, holds the object
-// that owns its memory; src/js/views.js sets it under the same name. A property, not a
+// that owns its memory; src/js/owner.js sets it under the same name. A property, not a
 // WeakMap entry, which cost several times more per object, mostly in the collector.
 const OWNER = Symbol.for('quiver-arrow.owner');
 
