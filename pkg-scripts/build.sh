@@ -104,6 +104,16 @@ else
   cp "$stage/web/quiver_bg.wasm" "$stage/node/quiver_bg.wasm"
 
   cp -r pkg-template/. "$stage/"
+  # What the entries add to the glue lives in src/js, beside the snippets it shares a
+  # module with (owner.js): wasm-bindgen ships it as a snippet of the web build, and
+  # extras.js, which both entries import, re-exports it from there.
+  protocols=$(cd "$stage" && echo web/snippets/*/src/js/protocols.js)
+  if [ ! -f "$stage/$protocols" ]; then
+    echo "wasm-bindgen wrote no snippet src/js/protocols.js under $stage/web/snippets" >&2
+    exit 1
+  fi
+  printf '%s\n' "// src/js/protocols.js, as wasm-bindgen ships it in the web build." \
+    "export * from './$protocols';" > "$stage/extras.js"
   # The version comes from Cargo.toml, so the crate and the package never disagree.
   version=$(cargo pkgid -p quiver | sed "s/.*[#@]//")
   node -e '

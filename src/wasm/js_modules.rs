@@ -9,3 +9,10 @@ use wasm_bindgen::prelude::*;
 extern "C" {
     type Readers;
 }
+
+// What the package entries add to the glue; pkg-scripts/build.sh re-exports it from the
+// web build's snippets as extras.js.
+#[wasm_bindgen(module = "/src/js/protocols.js")]
+extern "C" {
+    type Protocols;
+}
