@@ -1,4 +1,4 @@
-// The reader's decode cells natively (examples/decode_native.rs) next to the same cells of
+// The reader's decode cells natively (bench/decode_native.rs) next to the same cells of
 // the wasm package from this run's Chromium and Node tables, so the table shows what wasm
 // costs over native code doing the same work on the same machine.
 // Usage: node bench/native.mjs OUT_DIR NATIVE.json... (OUT_DIR holds chromium.json, node.json)

@@ -42,9 +42,8 @@ if [[ ",$suites," == *,reader,* ]]; then
   native=target/native-o3
   mkdir -p "$native"
   run_native() {
-    CARGO_PROFILE_RELEASE_OPT_LEVEL=3 cargo build --release --quiet --example decode_native \
-      --target-dir "$native" "$@"
-    "$native/release/examples/decode_native" "$data"
+    CARGO_PROFILE_BENCH_OPT_LEVEL=3 cargo bench --quiet --bench decode_native \
+      --target-dir "$native" "$@" -- "$data"
   }
   run_native > "$native/default.json"
   if [ -n "${BENCH_ZSTD_C:-}" ]; then

@@ -60,7 +60,8 @@ wasm="$target_dir/wasm32-unknown-unknown/release/quiver.wasm"
 # $out, the wasm-bindgen and wasm-opt steps (the slow part) are skipped.
 inputs_hash=$({
   echo "$flavour" "$(wasm-bindgen --version)" "$("$wasm_opt" --version)"
-  sha256sum "$wasm" Cargo.toml pkg-scripts/build.sh pkg-scripts/patch-glue.mjs
+  sha256sum "$wasm" Cargo.toml pkg-scripts/build.sh pkg-scripts/patch-glue.mjs \
+    src/js/protocols.d.ts
   find pkg-template -type f -print0 | sort -z | xargs -0 sha256sum
 } | sha256sum | cut -d' ' -f1)
 
@@ -104,6 +105,18 @@ else
   cp "$stage/web/quiver_bg.wasm" "$stage/node/quiver_bg.wasm"
 
   cp -r pkg-template/. "$stage/"
+  # What the entries add to the glue lives in src/js, beside the snippets it shares a
+  # module with (owner.js): wasm-bindgen ships it as a snippet of the web build, and
+  # extras.js, which both entries import, re-exports it from there. Its types are
+  # appended to both entries' declarations.
+  protocols=$(cd "$stage" && echo web/snippets/*/src/js/protocols.js)
+  if [ ! -f "$stage/$protocols" ]; then
+    echo "wasm-bindgen wrote no snippet src/js/protocols.js under $stage/web/snippets" >&2
+    exit 1
+  fi
+  printf '%s\n' "// src/js/protocols.js, as wasm-bindgen ships it in the web build." \
+    "export * from './$protocols';" > "$stage/extras.js"
+  for entry in web node; do cat src/js/protocols.d.ts >> "$stage/$entry/index.d.ts"; done
   # The version comes from Cargo.toml, so the crate and the package never disagree.
   version=$(cargo pkgid -p quiver | sed "s/.*[#@]//")
   node -e '

@@ -1,58 +1,10 @@
 import type { RecordBatch, Table } from './quiver.js';
 
 export * from './quiver.js';
-
-/**
- * What Flight calls reject with: an `Error` with `code` (the Flight status code),
- * `codeName` and `details`.
- */
-export class FlightError extends Error {
-  /** Made by the module only; `instanceof FlightError` recognises what it rejects with. */
-  private constructor();
-  code: number;
-  codeName: string;
-  details: Uint8Array;
-}
 export { default } from './quiver.js';
 
 declare module './quiver.js' {
-  interface StreamReader {
-    /**
-     * The batches completed so far: calls `nextBatch()` until it returns `undefined`.
-     * Push more bytes and iterate again for more. Each batch is yours to `free()`.
-     *
-     * ```js
-     * reader.push(chunk);
-     * for (const batch of reader) console.log(batch.numRows);
-     * ```
-     */
-    [Symbol.iterator](): IterableIterator<RecordBatch>;
-  }
-
-  interface FlightStream {
-    /**
-     * The batches of the stream as they arrive; each is yours to `free()`. Leaving the
-     * loop early cancels the stream. Rejects with a `FlightError` if the stream fails.
-     *
-     * ```js
-     * for await (const batch of client.doGet(ticket)) { console.log(batch.numRows); batch.free(); }
-     * ```
-     */
-    [Symbol.asyncIterator](): AsyncIterator<RecordBatch>;
-  }
-  interface FlightClient {
-    /**
-     * Uploads a Table or batches with the right-sized writer, and resolves with the
-     * `app_metadata` of each PutResult. The data stays yours.
-     *
-     * ```js
-     * const results = await client.doPut({ path: ['uploads', 'today'] }, table);
-     * ```
-     */
-    // The descriptor type is spelled out: the decode-only build has no FlightDescriptor.
-    doPut(
-      descriptor: { path: string[] } | { cmd: Uint8Array | string },
-      data: Table | RecordBatch[],
-    ): Promise<Uint8Array[]>;
-  }
+  interface StreamReader extends IterableReader<RecordBatch> {}
+  interface FlightStream extends IterableFlightStream<RecordBatch> {}
+  interface FlightClient extends FlightClientDoPut<RecordBatch, Table> {}
 }

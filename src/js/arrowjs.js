@@ -1,5 +1,5 @@
 // apache-arrow JS RecordBatch/Table objects over Quiver's wasm memory, built with the
-// caller's own `arrow` module from batch layouts (see views.js), with no call into wasm.
+// caller's own `arrow` module from batch layouts (see layout.js), with no call into wasm.
 //
 // Arrow JS reads its Data buffers directly, so nothing can re-derive a view on access:
 // - zero-copy (the default where memory is a resizable buffer): Data buffers are views of
@@ -16,7 +16,8 @@
 // itself), like Arrow JS's own lazy decoding: code that never reads string contents, or
 // reads only a few columns, pays for none or few of them.
 
-import { fixedWidth, keepAlive, parseLayout } from './views.js';
+import { fixedWidth, parseLayout } from './layout.js';
+import { keepAlive } from './owner.js';
 
 const KEEP = Symbol.for('quiver.source');
 const ARENA_BYTES = 4 << 20;
@@ -84,7 +85,7 @@ function arrowType(arrow, field, path, ids) {
 
 /**
  * Builds Arrow JS Data for one node. `shift` and `length` select rows of the node as in
- * views.js (a struct's offset applies to its children). Buffers are views from row 0,
+ * column.js (a struct's offset applies to its children). Buffers are views from row 0,
  * so every Data has offset 0 and Arrow JS needs no offset arithmetic of ours.
  */
 function makeData(ctx, type, field, node, shift = 0, length = node.length) {

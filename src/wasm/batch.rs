@@ -14,7 +14,7 @@ use super::layout::{batch_layout, types_of};
 use super::schema::{batch_metadata_from_js, batch_metadata_to_js, schema_to_js};
 use crate::ipc::BatchMetadata;
 
-#[wasm_bindgen(module = "/src/js/views.js")]
+#[wasm_bindgen(module = "/src/js/column.js")]
 extern "C" {
     /// Builds the JS column object for column `index` from a batch layout.
     #[wasm_bindgen(js_name = makeColumn)]
@@ -24,6 +24,13 @@ extern "C" {
     #[wasm_bindgen(js_name = makeColumns)]
     fn make_columns(layout: &JsValue, token: &Object, memory: &JsValue) -> Array;
 
+    /// Every row of the batch layouts, as plain objects.
+    #[wasm_bindgen(js_name = makeRows)]
+    fn make_rows(layouts: &Array, token: &Object, memory: &JsValue) -> Array;
+}
+
+#[wasm_bindgen(module = "/src/js/chunked.js")]
+extern "C" {
     /// Builds the column `index` spanning every batch layout of a table.
     #[wasm_bindgen(js_name = makeChunkedColumn)]
     fn make_chunked_column(
@@ -33,11 +40,10 @@ extern "C" {
         token: &Object,
         memory: &JsValue,
     ) -> JsValue;
+}
 
-    /// Every row of the batch layouts, as plain objects.
-    #[wasm_bindgen(js_name = makeRows)]
-    fn make_rows(layouts: &Array, token: &Object, memory: &JsValue) -> Array;
-
+#[wasm_bindgen(module = "/src/js/owner.js")]
+extern "C" {
     /// Sets `token.freed`, which every column getter checks. A JS function, not
     /// `Reflect::set`, which would make the key's JS string from UTF-8 on every drop.
     #[wasm_bindgen(js_name = markFreed)]

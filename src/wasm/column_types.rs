@@ -1,4 +1,4 @@
-//! TypeScript declarations of what `src/js/views.js` hands out: the batch layout, the
+//! TypeScript declarations of what `src/js/column.js` hands out: the batch layout, the
 //! type descriptors and the column objects. They have no Rust side.
 
 use wasm_bindgen::prelude::*;

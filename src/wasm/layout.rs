@@ -1,6 +1,7 @@
 //! The layout of a whole batch in one crossing: every buffer's address and length in one
-//! `Uint32Array`, with the column types as one JSON string. `src/js/views.js` builds the
-//! typed-array views from it, so no view costs a call into wasm.
+//! `Uint32Array`, with the column types as one JSON string. `src/js/layout.js` parses
+//! it, and `src/js/column.js` builds typed-array views from it, so no view costs a call
+//! into wasm.
 //!
 //! `nodes` holds each array depth-first, columns in order:
 //! `length, nullCount, offset, validityAddress, validityBytes, validityBitOffset,
@@ -16,7 +17,7 @@ use std::sync::Arc;
 use arrow_schema::{DataType, Field, IntervalUnit, Schema, SchemaRef, TimeUnit, UnionMode};
 use wasm_bindgen::prelude::*;
 
-#[wasm_bindgen(module = "/src/js/views.js")]
+#[wasm_bindgen(module = "/src/js/layout.js")]
 extern "C" {
     /// The `BatchLayout` object of these parts, in one call: setting its properties from
     /// Rust would cost a call and a string conversion each. `nodes` is copied out.
@@ -91,7 +92,7 @@ fn encode_nodes(data: &ArrayData, out: &mut Vec<u32>) {
 }
 
 /// The field as `{ name, nullable, type, children, metadata }`, with `type` in the vocabulary
-/// of apache-arrow JS (`Int`, `Utf8`, `Timestamp`, ...), so views.js needs no type parser.
+/// of apache-arrow JS (`Int`, `Utf8`, `Timestamp`, ...), so the JS needs no type parser.
 ///
 /// Written as JSON text directly: serde_json's `Value` tree cost 20 KiB of wasm.
 fn field_descriptor(field: &Field) -> String {

@@ -11,6 +11,7 @@ mod error;
 mod flight;
 #[cfg(feature = "writer")]
 mod from_js;
+mod js_modules;
 mod layout;
 mod memory;
 mod options;

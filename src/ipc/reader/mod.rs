@@ -4,35 +4,35 @@
 //! [`StreamDecoder::push_segment`], which copies straight from a JS array); decoded
 //! [`RecordBatch`]es come out of [`StreamDecoder::next_batch`]. Message framing is Quiver's
 //! own (`framing.rs`), and so is building batches whose columns are all flat
-//! (`flat.rs`); other batches, and schemas, are decoded by arrow-ipc.
+//! (`flat.rs`); other batches, and schemas, are decoded by arrow-ipc. What one message
+//! leaves for the next (schema, dictionaries) is kept in `message.rs`.
 
 mod decompress;
 mod dictionaries;
 mod flat;
 mod framing;
+mod message;
 mod precheck;
 mod validate;
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::HashMap;
 use std::mem::MaybeUninit;
-use std::sync::Arc;
 
 use arrow_array::{ArrayRef, RecordBatch};
 use arrow_buffer::Buffer;
 use arrow_data::ArrayData;
 use arrow_ipc::reader::RecordBatchDecoder;
-use arrow_ipc::{MessageHeader, MetadataVersion};
+use arrow_ipc::MetadataVersion;
 use arrow_schema::{DataType, Field, SchemaRef};
 
 use crate::ipc::error::{QuiverError, Result};
 use crate::ipc::limits::ReadLimits;
 use crate::ipc::stats::ReadStats;
 use crate::ipc::BatchMetadata;
-use decompress::Decompressor;
-use dictionaries::{Dictionaries, DictionaryHeader};
 use flat::{all_flat, read_flat_batch};
-use framing::{Framer, RawMessage};
-use precheck::{check_schema, precheck};
+use framing::Framer;
+use message::{MessageDecoder, PushLimits};
+use precheck::precheck;
 
 /// Decodes one Arrow IPC stream, pushed in segments.
 ///
@@ -40,11 +40,8 @@ use precheck::{check_schema, precheck};
 /// that repeats the first (batches decoded before it can still be taken).
 pub struct StreamDecoder {
     framer: Framer,
+    messages: MessageDecoder,
     limits: ReadLimits,
-    decompressor: Decompressor,
-    schema: Option<SchemaRef>,
-    dictionaries: Dictionaries,
-    ready: VecDeque<(RecordBatch, BatchMetadata)>,
     stats: ReadStats,
     failure: Option<String>,
     /// What all the messages of one push may decompress to together, if capped.
@@ -55,11 +52,8 @@ impl StreamDecoder {
     pub fn new(limits: ReadLimits) -> Self {
         StreamDecoder {
             framer: Framer::new(limits),
+            messages: MessageDecoder::default(),
             limits,
-            decompressor: Decompressor::default(),
-            schema: None,
-            dictionaries: Dictionaries::default(),
-            ready: VecDeque::new(),
             stats: ReadStats::default(),
             failure: None,
             push_budget: None,
@@ -120,15 +114,7 @@ impl StreamDecoder {
             self.stats.bytes_copied += n as u64;
             // SAFETY: `copy` initialized the `n` bytes, and n <= destination.len().
             let outcome = unsafe { self.framer.advance(n) }.and_then(|message| match message {
-                Some(message) => Self::decode(
-                    message,
-                    &mut limits,
-                    &mut self.decompressor,
-                    &mut self.schema,
-                    &mut self.dictionaries,
-                    &mut self.ready,
-                    &mut self.stats,
-                ),
+                Some(message) => self.messages.decode(message, &mut limits, &mut self.stats),
                 None => Ok(()),
             });
             if let Err(error) = outcome {
@@ -140,17 +126,17 @@ impl StreamDecoder {
 
     /// The next decoded batch, in stream order.
     pub fn next_batch(&mut self) -> Option<RecordBatch> {
-        self.ready.pop_front().map(|(batch, _)| batch)
+        self.messages.next_batch().map(|(batch, _)| batch)
     }
 
     /// The next decoded batch with its message's custom metadata (empty if it had none).
     pub fn next_batch_with_metadata(&mut self) -> Option<(RecordBatch, BatchMetadata)> {
-        self.ready.pop_front()
+        self.messages.next_batch()
     }
 
     /// The stream's schema, once its first message has arrived.
     pub fn schema(&self) -> Option<&SchemaRef> {
-        self.schema.as_ref()
+        self.messages.schema()
     }
 
     pub fn stats(&self) -> &ReadStats {
@@ -172,7 +158,7 @@ impl StreamDecoder {
     /// The bytes of the dictionaries the stream has sent, which the decoder keeps until
     /// it is dropped (at most `maxDictionaryBytes`).
     pub fn dictionary_bytes(&self) -> u64 {
-        self.dictionaries.bytes()
+        self.messages.dictionary_bytes()
     }
 
     /// Whether the stream has stopped inside a message (see [`StreamDecoder::finish`]).
@@ -197,7 +183,7 @@ impl StreamDecoder {
         if let Some((what, needed, got)) = self.framer.incomplete() {
             return Err(QuiverError::Truncated { what, needed, got });
         }
-        if self.schema.is_none() {
+        if self.messages.schema().is_none() {
             return Err(QuiverError::invalid(
                 "stream ended before its schema message",
             ));
@@ -219,157 +205,6 @@ impl StreamDecoder {
         self.abandon(&error.to_string());
         Err(error)
     }
-
-    fn decode(
-        message: RawMessage<'_>,
-        limits: &mut PushLimits,
-        decompressor: &mut Decompressor,
-        schema: &mut Option<SchemaRef>,
-        dictionaries: &mut Dictionaries,
-        ready: &mut VecDeque<(RecordBatch, BatchMetadata)>,
-        stats: &mut ReadStats,
-    ) -> Result<()> {
-        // SAFETY: the framer verified these exact bytes when the metadata arrived.
-        let fb = unsafe { arrow_ipc::root_as_message_unchecked(message.metadata) };
-        let version = fb.version();
-        stats.messages += 1;
-        match fb.header_type() {
-            MessageHeader::Schema => {
-                if schema.is_some() {
-                    return Err(QuiverError::invalid(
-                        "expected one schema message, found a second",
-                    ));
-                }
-                let header = fb
-                    .header_as_schema()
-                    .ok_or_else(|| QuiverError::invalid("schema message has no schema"))?;
-                if header.endianness() != arrow_ipc::Endianness::Little {
-                    return Err(QuiverError::Unsupported(
-                        "big-endian stream: Quiver reads little-endian IPC only".into(),
-                    ));
-                }
-                let decoded = Arc::new(arrow_ipc::convert::try_fb_to_schema(header)?);
-                check_schema(&fields(&decoded))?;
-                *schema = Some(decoded);
-            }
-            MessageHeader::DictionaryBatch => {
-                let schema = require_schema(schema, "dictionary batch")?;
-                let dict = fb.header_as_dictionary_batch().ok_or_else(|| {
-                    QuiverError::invalid("dictionary batch message has no header")
-                })?;
-                let data = dict
-                    .data()
-                    .ok_or_else(|| QuiverError::invalid("dictionary batch has no data"))?;
-                check_buffers(data, &message.body)?;
-                let header = DictionaryHeader {
-                    id: dict.id(),
-                    is_delta: dict.isDelta(),
-                };
-                // A compressed batch is read from its decompressed copy, with its metadata
-                // rewritten to point there; an uncompressed one from the message itself.
-                let plain;
-                let (body, data) = if data.compression().is_some() {
-                    plain = limits.decompress(decompressor, data, &message.body)?;
-                    stats.bytes_copied += plain.bytes_copied;
-                    (&plain.body, plain.record_batch())
-                } else {
-                    (&message.body, data)
-                };
-                let max_bytes = limits.limits.max_dictionary_bytes;
-                stats.bytes_copied +=
-                    dictionaries.read(body, header, data, schema, version, max_bytes)?;
-            }
-            MessageHeader::RecordBatch => {
-                let schema = require_schema(schema, "record batch")?;
-                let batch = fb
-                    .header_as_record_batch()
-                    .ok_or_else(|| QuiverError::invalid("record batch message has no header"))?;
-                check_buffers(batch, &message.body)?;
-                // As for dictionaries; the decompression's copies count once the batch reads.
-                let plain;
-                let (body, batch, decompressed) = if batch.compression().is_some() {
-                    plain = limits.decompress(decompressor, batch, &message.body)?;
-                    (&plain.body, plain.record_batch(), plain.bytes_copied)
-                } else {
-                    (&message.body, batch, 0)
-                };
-                let decoded = read_batch(body, batch, schema, dictionaries.by_id(), version)?;
-                stats.bytes_copied += decompressed + copied_outside(&decoded, body);
-                stats.batches += 1;
-                ready.push_back((decoded, batch_metadata(fb)));
-            }
-            other => {
-                return Err(QuiverError::invalid(format!(
-                    "expected a schema, dictionary batch or record batch message, found {}",
-                    other
-                        .variant_name()
-                        .map(str::to_owned)
-                        .unwrap_or_else(|| format!("unknown message type {}", other.0))
-                )))
-            }
-        }
-        Ok(())
-    }
-}
-
-/// The limits of one push: the reader's, and what is left of the push's decompression
-/// budget (see `StreamDecoder::set_push_budget`).
-struct PushLimits {
-    limits: ReadLimits,
-    left: Option<u64>,
-}
-
-impl PushLimits {
-    /// Decompresses `batch` within `maxDecompressedBytes` and what is left of the budget.
-    fn decompress<'d>(
-        &mut self,
-        decompressor: &'d mut Decompressor,
-        batch: arrow_ipc::RecordBatch<'_>,
-        body: &Buffer,
-    ) -> Result<decompress::Plain<'d>> {
-        let limits = &self.limits;
-        let Some(left) = self.left else {
-            return decompressor.decompress(batch, body, limits);
-        };
-        let capped = ReadLimits {
-            max_decompressed_bytes: limits.max_decompressed_bytes.min(left),
-            ..*limits
-        };
-        let plain = decompressor
-            .decompress(batch, body, &capped)
-            .map_err(|error| match error {
-                QuiverError::LimitExceeded { found, .. }
-                    if left < limits.max_decompressed_bytes =>
-                {
-                    QuiverError::LimitExceeded {
-                        what: "decompressed message bodies of one push",
-                        limit: "the memory the reader may still use",
-                        found,
-                        max: left,
-                    }
-                }
-                other => other,
-            })?;
-        self.left = Some(left - plain.body.len() as u64);
-        Ok(plain)
-    }
-}
-
-/// The message's custom metadata. Pairs without a key or a value are left out, as
-/// arrow-ipc leaves them out of schema metadata.
-fn batch_metadata(message: arrow_ipc::Message<'_>) -> BatchMetadata {
-    message
-        .custom_metadata()
-        .into_iter()
-        .flatten()
-        .filter_map(|kv| Some((kv.key()?.to_owned(), kv.value()?.to_owned())))
-        .collect()
-}
-
-fn require_schema<'a>(schema: &'a Option<SchemaRef>, what: &str) -> Result<&'a SchemaRef> {
-    schema.as_ref().ok_or_else(|| {
-        QuiverError::invalid(format!("expected the schema message first, found a {what}"))
-    })
 }
 
 fn fields(schema: &SchemaRef) -> Vec<&Field> {

@@ -13,8 +13,9 @@ use arrow_ipc::{MessageHeader, MetadataVersion};
 use arrow_schema::Schema;
 use flatbuffers::FlatBufferBuilder;
 
-use super::body::{BodyPlan, Part, Sink};
+use super::body::BodyPlan;
 use super::chunks::ChunkWriter;
+use super::part::{Part, Sink};
 use crate::ipc::codec::{Codecs, Compression};
 use crate::ipc::error::{QuiverError, Result};
 use crate::ipc::BatchMetadata;

@@ -13,6 +13,7 @@ mod chunks;
 mod dictionaries;
 mod message;
 mod options;
+mod part;
 
 use std::sync::Arc;
 

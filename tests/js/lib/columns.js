@@ -21,7 +21,7 @@ export function parseExpected(text) {
 const ARROW_JS_CANNOT = [/\.lz4\.arrows$/, /\.zstd\.arrows$/, /run_end_encoded\./];
 
 /**
- * An Arrow JS value in the representation that views.js documents, for a field
+ * An Arrow JS value in the representation that src/js/readers.js documents, for a field
  * descriptor of BatchLayout.types: decimals to bigint, intervals to numbers or objects,
  * Vectors to arrays, StructRow to objects, MapRow to [key, value] pairs.
  */

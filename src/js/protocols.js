@@ -1,4 +1,7 @@
-// What wasm-bindgen does not generate, shared by the web and Node entries.
+// What wasm-bindgen does not generate, which the web and Node entries of the package add
+// to its glue. The package's extras.js re-exports it (pkg-scripts/build.sh).
+
+import { keepOwners } from './owner.js';
 
 /**
  * Switches wasm memory to a resizable ArrayBuffer where the runtime can
@@ -10,61 +13,6 @@
 export function growable(memory) {
   if (typeof memory.toResizableBuffer === 'function' && !memory.buffer.resizable) {
     memory.toResizableBuffer();
-  }
-}
-
-// The key under which a column, or a writer chunk's view of wasm memory, holds the object
-// that owns its memory; src/js/views.js sets it under the same name. A property, not a
-// WeakMap entry, which cost several times more per object, mostly in the collector.
-const OWNER = Symbol.for('quiver-arrow.owner');
-
-/**
- * Makes what batches, tables and writer chunks hand out keep them reachable. The garbage
- * collector frees a Quiver object it finds unreachable (wasm-bindgen's
- * FinalizationRegistry), and the allocator reuses that memory: a column, or a view of
- * wasm memory, still in use after its owner was dropped would then read other data, or
- * throw that its batch was freed when nobody freed it.
- */
-function keepOwners({ RecordBatch, Table, Chunks }) {
-  // Each of `value` (one or an array) keeps `owner` reachable.
-  const owned = (value, owner) => {
-    for (const column of Array.isArray(value) ? value : [value]) column[OWNER] = owner;
-    return value;
-  };
-  const viewsOwned = (value, chunks) => {
-    for (const view of Array.isArray(value) ? value : [value]) {
-      if (view.buffer.resizable) view[OWNER] = chunks;
-    }
-    return value;
-  };
-  wrapResults(RecordBatch.prototype, ['column', 'columns'], owned);
-  // One chunked column per table and key, as a table spans many batch columns. Cached
-  // here, by the table object, so that the column holding the table does not keep it
-  // alive forever (a cache where Rust holds a reference would).
-  const getChild = Table.prototype.getChild;
-  const chunked = new WeakMap();
-  Table.prototype.getChild = function (key) {
-    let columns = chunked.get(this);
-    if (columns === undefined) chunked.set(this, (columns = new Map()));
-    let column = columns.get(key);
-    // A freed table (the glue zeroes its pointer) goes to the glue, which throws.
-    if (column === undefined || this.__wbg_ptr === 0) {
-      column = owned(getChild.call(this, key), this);
-      columns.set(key, column);
-    }
-    return column;
-  };
-  // Absent from the decode-only build. Outside resizable memory chunks are copies.
-  if (Chunks) wrapResults(Chunks.prototype, ['chunk', 'toArray'], viewsOwned);
-}
-
-/** Replaces each method `names` of `proto` by one that returns `then(result, this)`. */
-function wrapResults(proto, names, then) {
-  for (const name of names) {
-    const method = proto[name];
-    proto[name] = function (...args) {
-      return then(method.apply(this, args), this);
-    };
   }
 }
 

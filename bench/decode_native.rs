@@ -3,7 +3,7 @@
 //! each byte copied once into its place by `StreamDecoder::push`. `pkg-scripts/bench.sh`
 //! runs it, so that the tables show how far wasm is from native code on the same work.
 //!
-//! Usage: cargo run --release --example decode_native [--features zstd-c] -- DATA_DIR
+//! Usage: cargo bench --bench decode_native [--features zstd-c] -- DATA_DIR
 //! Prints one JSON array of { codec, rows, mode, name, usPerBatch }. With `zstd-c` it
 //! runs only the ZSTD streams, as "nativeZstdC".
 
@@ -17,8 +17,10 @@ type Error = Box<dyn std::error::Error>;
 const BATCHES: f64 = 200.0;
 
 fn main() -> Result<(), Error> {
+    // `cargo bench` passes `--bench` before the arguments given after `--`.
     let dir = std::env::args()
-        .nth(1)
+        .skip(1)
+        .find(|arg| arg != "--bench")
         .ok_or("usage: decode_native DATA_DIR")?;
     let (name, codecs): (&str, &[&str]) = if cfg!(feature = "zstd-c") {
         ("nativeZstdC", &["zstd"])

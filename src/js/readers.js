@@ -1,0 +1,232 @@
+// Row values read from a column's typed-array views, one reader per type. A reader works
+// on the views as they are when it is made: use it at once, before any other call into
+// wasm. `start` is row 0's index in the column's buffers (its offset, plus the parent's
+// for a struct or sparse union child).
+//
+// toArray()/get(i) follow apache-arrow JS `Vector.get(i)`, with these choices:
+//   null slots -> null (for every type; Arrow JS's toArray() on numbers ignores nulls)
+//   int64/uint64, time64, duration -> bigint; other ints, floats, time32 -> number
+//   date, timestamp -> number of epoch milliseconds (microseconds and nanoseconds give a
+//     fractional millisecond, as Arrow JS computes it)
+//   decimal -> bigint of the unscaled value (123.45 as decimal(5, 2) -> 12345n)
+//   interval -> YEAR_MONTH: number of months; DAY_TIME: { days, milliseconds };
+//     MONTH_DAY_NANO: { months, days, nanoseconds } with nanoseconds a bigint
+//   binary, large binary, binary view, fixed-size binary -> a Uint8Array copy
+//   utf8, large utf8, utf8 view -> string
+//   list, large list, fixed-size list -> array; struct -> plain object (of duplicate
+//     field names, the last wins, as in Arrow JS toJSON())
+//   map -> array of [key, value] pairs (lossless; `new Map(pairs)` if keys are unique)
+//   union -> the value of the selected child; dictionary -> the decoded value
+//   run-end encoded -> the value of the run that holds the row (expanded)
+
+const utf8 = new TextDecoder();
+/** TextDecoder refuses views of a resizable buffer, so those are copied first. */
+const decode = (bytes) => utf8.decode(bytes.buffer.resizable ? bytes.slice() : bytes);
+
+/** Bit `i` of a bitmap. */
+const bit = (bytes, i) => (bytes[i >> 3] >> (i & 7)) & 1;
+
+/** As Arrow JS's divideBigInts: a whole part plus a fractional part. */
+const divide = (value, by) => Number(value / by) + Number(value % by) / Number(by);
+
+const TIMESTAMP_MS = {
+  SECOND: (v) => 1000 * Number(v),
+  MILLISECOND: (v) => Number(v),
+  MICROSECOND: (v) => divide(v, 1000n),
+  NANOSECOND: (v) => divide(v, 1000000n),
+};
+
+function float16(bits) {
+  const exponent = (bits >> 10) & 0x1f;
+  const fraction = bits & 0x3ff;
+  const sign = bits & 0x8000 ? -1 : 1;
+  if (exponent === 0) return sign * 2 ** -14 * (fraction / 1024);
+  if (exponent === 0x1f) return fraction ? NaN : sign * Infinity;
+  return sign * 2 ** (exponent - 15) * (1 + fraction / 1024);
+}
+
+/** `(i) => column.isValid(i)`. */
+export function validReader(column, start) {
+  const { id, mode } = column.type;
+  if (id === 'Null') return () => false;
+  if (id === 'Union') {
+    const children = column.children.map((c) => c.validReader());
+    const child = unionChild(column);
+    const offsets = mode === 'Dense' ? column.offsets : undefined;
+    return (i) => children[child(i)](offsets ? offsets[i] : i);
+  }
+  if (id === 'RunEndEncoded') {
+    const run = runOf(column, start);
+    const valid = column.children[1].validReader();
+    return (i) => valid(run(i));
+  }
+  const validity = column.validity;
+  if (validity === null) return () => true;
+  const first = column.validityBitOffset;
+  return (i) => bit(validity, first + i) === 1;
+}
+
+/** `(i) => column.get(i)`: the value of row i, or null. */
+export function rowReader(column, start) {
+  const read = valueReader(column, start);
+  if (['Null', 'Union', 'RunEndEncoded'].includes(column.type.id)) return read;
+  if (column.validity === null) return read;
+  const valid = validReader(column, start);
+  return (i) => (valid(i) ? read(i) : null);
+}
+
+/** `(i) => typeIds[i]`'s child index, for a union. */
+function unionChild(column) {
+  const typeIds = column.typeIds;
+  const index = new Map(column.type.typeIds.map((id, child) => [id, child]));
+  return (i) => index.get(typeIds[i]);
+}
+
+/** `(i) => the row of the values child that holds row i` of a run-end encoded column. */
+function runOf(column, start) {
+  const ends = column.children[0].values;
+  const big = ends instanceof BigInt64Array;
+  return (i) => {
+    const row = big ? BigInt(start + i) : start + i;
+    let lo = 0;
+    let hi = ends.length - 1;
+    while (lo < hi) {
+      const mid = (lo + hi) >> 1;
+      if (ends[mid] > row) hi = mid;
+      else lo = mid + 1;
+    }
+    return lo;
+  };
+}
+
+/** Row i's value, read without looking at its validity. */
+function valueReader(column, start) {
+  const { type } = column;
+  const values = column.values;
+  switch (type.id) {
+    case 'Null':
+      return () => null;
+    case 'Bool': {
+      const first = start & 7;
+      return (i) => bit(values, first + i) === 1;
+    }
+    case 'Int':
+    case 'Time':
+    case 'Duration':
+      return (i) => values[i];
+    case 'Float':
+      return type.bitWidth === 16 ? (i) => float16(values[i]) : (i) => values[i];
+    case 'Date':
+      return type.unit === 'DAY' ? (i) => 86400000 * values[i] : (i) => Number(values[i]);
+    case 'Timestamp': {
+      const ms = TIMESTAMP_MS[type.unit];
+      return (i) => ms(values[i]);
+    }
+    case 'Interval':
+      return intervalReader(values, type.unit);
+    case 'Decimal':
+      return decimalReader(values, type.bitWidth);
+    case 'FixedSizeBinary': {
+      const width = type.byteWidth;
+      return (i) => values.slice(i * width, (i + 1) * width);
+    }
+    case 'Utf8': case 'LargeUtf8': case 'Binary': case 'LargeBinary': {
+      const offsets = column.offsets;
+      const text = type.id === 'Utf8' || type.id === 'LargeUtf8';
+      return (i) => {
+        const bytes = values.subarray(Number(offsets[i]), Number(offsets[i + 1]));
+        return text ? decode(bytes) : bytes.slice();
+      };
+    }
+    case 'Utf8View': case 'BinaryView':
+      return viewReader(values, column.dataBuffers, type.id === 'Utf8View');
+    case 'List': case 'LargeList': case 'Map': {
+      const offsets = column.offsets;
+      const child = entryReader(column);
+      return (i) => {
+        const out = [];
+        for (let k = Number(offsets[i]), end = Number(offsets[i + 1]); k < end; k++) out.push(child(k));
+        return out;
+      };
+    }
+    case 'FixedSizeList': {
+      const child = column.children[0].reader();
+      const size = type.listSize;
+      return (i) => {
+        const out = new Array(size);
+        for (let k = 0; k < size; k++) out[k] = child(i * size + k);
+        return out;
+      };
+    }
+    case 'Struct': {
+      const names = column.children.map((c) => c.name);
+      const readers = column.children.map((c) => c.reader());
+      return (i) => {
+        const row = {};
+        for (let k = 0; k < names.length; k++) row[names[k]] = readers[k](i);
+        return row;
+      };
+    }
+    case 'Union': {
+      const readers = column.children.map((c) => c.reader());
+      const child = unionChild(column);
+      const offsets = type.mode === 'Dense' ? column.offsets : undefined;
+      return (i) => readers[child(i)](offsets ? offsets[i] : i);
+    }
+    case 'Dictionary': {
+      const dictionary = column.dictionary.reader();
+      return (i) => dictionary(Number(values[i]));
+    }
+    case 'RunEndEncoded': {
+      const run = runOf(column, start);
+      const read = column.children[1].reader();
+      return (i) => read(run(i));
+    }
+    default:
+      throw new Error(`column "${column.name}" has type ${type.name ?? type.id}, which Quiver cannot read in JS`);
+  }
+}
+
+/** A list's element reader; for a map, entries become [key, value] pairs. */
+function entryReader(column) {
+  const [entries] = column.children;
+  if (column.type.id !== 'Map') return entries.reader();
+  const [keys, items] = entries.children.map((c) => c.reader());
+  return (k) => [keys(k), items(k)];
+}
+
+function intervalReader(values, unit) {
+  switch (unit) {
+    case 'YEAR_MONTH':
+      return (i) => values[i];
+    case 'DAY_TIME':
+      return (i) => ({ days: values[2 * i], milliseconds: values[2 * i + 1] });
+    default: {
+      const wide = new BigInt64Array(values.buffer, values.byteOffset, values.length / 2);
+      return (i) => ({ months: values[4 * i], days: values[4 * i + 1], nanoseconds: wide[2 * i + 1] });
+    }
+  }
+}
+
+/** Utf8View/BinaryView: 16-byte views, short values inline, longer ones in `data`. */
+function viewReader(views, data, text) {
+  const bytes = new Uint8Array(views.buffer, views.byteOffset, views.byteLength);
+  return (i) => {
+    const size = views[4 * i];
+    const value = size <= 12
+      ? bytes.subarray(16 * i + 4, 16 * i + 4 + size)
+      : data[views[4 * i + 2]].subarray(views[4 * i + 3], views[4 * i + 3] + size);
+    return text ? decode(value) : value.slice();
+  };
+}
+
+/** Decimal `(i) => unscaled bigint`, from little-endian 64-bit words (the top one signed). */
+function decimalReader(values, bitWidth) {
+  if (bitWidth <= 64) return (i) => BigInt(values[i]);
+  const words = bitWidth / 64;
+  return (i) => {
+    let value = values[i * words + words - 1];
+    for (let w = words - 2; w >= 0; w--) value = (value << 64n) | BigInt.asUintN(64, values[i * words + w]);
+    return value;
+  };
+}
