@@ -222,6 +222,26 @@ impl ClientMessage {
         }
     }
 
+    /// Names stream `id` in a request or stream message (`auth` names none).
+    pub fn set_stream(&mut self, id: u32) {
+        use ClientMessage::*;
+        match self {
+            Auth { .. } => {}
+            Handshake { stream, .. }
+            | ListFlights { stream, .. }
+            | GetFlightInfo { stream, .. }
+            | PollFlightInfo { stream, .. }
+            | GetSchema { stream, .. }
+            | DoGet { stream, .. }
+            | DoPut { stream, .. }
+            | End { stream }
+            | DoAction { stream, .. }
+            | ListActions { stream }
+            | Cancel { stream }
+            | Credit { stream, .. } => *stream = id,
+        }
+    }
+
     /// The text frame for this message.
     pub fn to_json(&self) -> Result<String> {
         serde_json::to_string(self).map_err(|e| ProtocolError::BadControl(e.to_string()))

@@ -8,9 +8,12 @@
 //!   back into messages.
 //! - [`credit`]: per-stream byte credit, the protocol's only backpressure.
 //! - [`streams`]: the stream-id rules of a connection.
+//! - [`client`] (feature `flight`): the client's rules, as a sans-IO state machine.
 //!
 //! Nothing here panics on hostile bytes: every malformed input is a [`ProtocolError`].
 
+#[cfg(feature = "flight")]
+pub mod client;
 pub mod control;
 pub mod credit;
 mod error;

@@ -1,0 +1,419 @@
+//! DoGet: one download as the client keeps it. Each frame's IPC bytes go into the
+//! stream's decoder (one copy, into place, by whoever holds the frame); batches go to a
+//! waiting reader or wait in a queue, and consuming them is what earns the gateway more
+//! credit. What the stream holds counts against the [`Budget`](super::Budget) all DoGets
+//! share.
+
+use std::collections::VecDeque;
+use std::ops::Range;
+
+use arrow_array::RecordBatch;
+use arrow_schema::SchemaRef;
+
+use super::budget::Reservation;
+use super::status::{Failure, DATA_LOSS, INTERNAL, RESOURCE_EXHAUSTED};
+use super::{Action, Actions, ClientError};
+use crate::flight::control::ClientMessage;
+use crate::flight::credit::{Credit, MAX_BALANCE};
+use crate::flight::frame::{FrameKind, Header};
+use crate::flight::ProtocolError;
+use crate::ipc::{batch_bytes, BatchMetadata, ReadLimits, ReadStats, StreamDecoder};
+
+/// A decoded batch with its message's custom metadata.
+pub type ArrowBatch = (RecordBatch, BatchMetadata);
+
+/// What `readAll()` gathered: the stream's schema and every batch, or why it failed.
+pub type Collected = Result<(SchemaRef, Vec<ArrowBatch>), Failure>;
+
+/// Byte credit as the receiver of a DoGet keeps it: the gateway may send `window` bytes
+/// more than were granted back, and bytes are granted back once the batches they made
+/// are consumed.
+#[derive(Debug)]
+struct Window {
+    /// What the gateway may still send.
+    credit: Credit,
+    window: u64,
+    /// Grant back in steps of at least this many bytes, so one message per batch at most.
+    step: u64,
+    /// The largest frame payload: with less credit than this left, the gateway may be
+    /// unable to send its next frame.
+    max_segment: u64,
+    /// Payload bytes received; of those, bytes of batches not yet consumed; bytes granted back.
+    received: u64,
+    queued: u64,
+    returned: u64,
+    /// Bytes received since the last batch was decoded: they belong to the next one.
+    since_batch: u64,
+}
+
+impl Window {
+    /// `window` is at most [`MAX_BALANCE`]; the client refuses a larger one.
+    fn new(window: u64, max_segment: usize) -> Self {
+        Window {
+            credit: Credit::new(window.min(MAX_BALANCE)).unwrap_or_default(),
+            window,
+            step: (window / 4).max(max_segment as u64).min(window),
+            max_segment: max_segment as u64,
+            received: 0,
+            queued: 0,
+            returned: 0,
+            since_batch: 0,
+        }
+    }
+
+    /// Counts a frame's payload, which must fit the credit the gateway has. More would let
+    /// a gateway fill wasm memory.
+    fn receive(&mut self, payload: usize) -> Result<(), ProtocolError> {
+        self.credit.spend(payload)?;
+        self.received += payload as u64;
+        self.since_batch += payload as u64;
+        Ok(())
+    }
+
+    /// The grant owed now, if it is worth a message: a step's worth; or, once every batch
+    /// received was consumed, whatever is owed if the gateway has less than a frame's
+    /// credit left. It may then be waiting for a grant smaller than a step, and nothing
+    /// else would come.
+    fn owed(&mut self) -> Option<u64> {
+        let consumed = self.received - self.queued;
+        let owed = consumed.saturating_sub(self.returned);
+        let stuck = self.queued == 0 && owed > 0 && self.credit.balance() < self.max_segment;
+        if owed < self.step && !stuck {
+            return None;
+        }
+        // Cannot fail: the balance after it is the window less what is unconsumed.
+        self.credit.grant(owed).ok()?;
+        self.returned += owed;
+        Some(owed)
+    }
+}
+
+/// Who reads the batches.
+#[derive(Debug)]
+enum Reader {
+    /// Nobody now: batches wait in the queue.
+    Idle,
+    /// A `next()` waits for the next batch or the end.
+    Waiting,
+    /// `readAll()` gathers every batch until the end.
+    Collecting(Vec<ArrowBatch>),
+}
+
+/// A batch nobody has read yet, with the payload bytes it came in and its memory.
+#[derive(Debug)]
+struct Queued {
+    batch: ArrowBatch,
+    bytes: u64,
+    memory: u64,
+}
+
+/// What `next()` finds.
+#[derive(Debug)]
+pub enum Next {
+    Batch(ArrowBatch),
+    /// The stream has ended, with this status.
+    End(Result<(), Failure>),
+    /// Nothing yet: an [`Action::Batch`] or [`Action::GetEnded`] will answer.
+    Wait,
+}
+
+/// What a DoGet has received and decoded.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct GetStats {
+    /// Frame payload bytes (`app_metadata` plus IPC bytes), the bytes credit counts.
+    pub bytes_received: u64,
+    pub ipc_bytes_received: u64,
+    pub read: ReadStats,
+    pub rows: u64,
+}
+
+pub struct GetStream {
+    id: u32,
+    decoder: StreamDecoder,
+    reservation: Reservation,
+    /// The bytes of the batches in `queue`.
+    queued_memory: u64,
+    window: Window,
+    ipc_received: u64,
+    rows: u64,
+    queue: VecDeque<Queued>,
+    reader: Reader,
+    done: Option<Result<(), Failure>>,
+    /// The client asked the gateway to stop.
+    cancelled: bool,
+    /// Nobody holds the stream any more: it goes once it has ended.
+    pub(super) released: bool,
+}
+
+impl GetStream {
+    pub(super) fn new(id: u32, window: u64, max_segment: usize, reservation: Reservation) -> Self {
+        GetStream {
+            id,
+            decoder: StreamDecoder::new(ReadLimits::default()),
+            reservation,
+            queued_memory: 0,
+            window: Window::new(window, max_segment),
+            ipc_received: 0,
+            rows: 0,
+            queue: VecDeque::new(),
+            reader: Reader::Idle,
+            done: None,
+            cancelled: false,
+            released: false,
+        }
+    }
+
+    /// Whether frames and statuses still reach this stream.
+    pub(super) fn is_open(&self) -> bool {
+        self.done.is_none() && !self.cancelled
+    }
+
+    pub(super) fn has_ended(&self) -> bool {
+        self.done.is_some()
+    }
+
+    /// A frame of this stream whose IPC bytes are `ipc` of the received message;
+    /// `deliver` pushes them into the decoder. An error is the gateway's breach of the
+    /// protocol.
+    pub(super) fn on_frame<D>(
+        &mut self,
+        header: &Header,
+        ipc: Range<usize>,
+        deliver: D,
+        out: &mut Actions,
+    ) -> Result<(), ProtocolError>
+    where
+        D: FnOnce(&mut StreamDecoder, Range<usize>) -> crate::ipc::Result<()>,
+    {
+        if !self.is_open() {
+            return Ok(());
+        }
+        self.window.receive(header.app_metadata_len + ipc.len())?;
+        if header.kind == FrameKind::Data {
+            self.ipc_received += ipc.len() as u64;
+            // What the frame's messages decompress to must fit what is left of the budget.
+            let left = self.reservation.available().saturating_sub(self.holding());
+            self.decoder.set_push_budget(Some(left));
+            if let Err(e) = deliver(&mut self.decoder, ipc) {
+                // The gateway forwards bytes as the server wrote them: stop the call.
+                self.stop(e.into(), out);
+                return Ok(());
+            }
+        }
+        self.drain(out);
+        if let Err(failure) = self.hold() {
+            self.stop(failure, out);
+            return Ok(());
+        }
+        self.grant(out);
+        out.push(Action::Progress { stream: self.id });
+        Ok(())
+    }
+
+    /// What the decoder has allocated for the message still arriving, the dictionaries it
+    /// keeps, and the batches nobody has read yet.
+    fn holding(&self) -> u64 {
+        self.decoder.reserved_bytes() as u64 + self.decoder.dictionary_bytes() + self.queued_memory
+    }
+
+    /// Holds what this stream holds (see `holding`) against the budget all DoGets share.
+    fn hold(&mut self) -> Result<(), Failure> {
+        let held = self.holding();
+        let limit = self.reservation.limit();
+        self.reservation.hold(held).map_err(|total| {
+            Failure::new(
+                RESOURCE_EXHAUSTED,
+                format!(
+                    "this DoGet holds {held} bytes (messages still arriving, dictionaries, \
+                     batches not yet read), which brings this module's open DoGets to {total} \
+                     bytes, over their limit of {limit} bytes"
+                ),
+            )
+        })
+    }
+
+    /// Moves decoded batches to the reader, or to the queue.
+    fn drain(&mut self, out: &mut Actions) {
+        while let Some((batch, metadata)) = self.decoder.next_batch_with_metadata() {
+            let bytes = std::mem::take(&mut self.window.since_batch);
+            self.rows += batch.num_rows() as u64;
+            match &mut self.reader {
+                Reader::Collecting(batches) => batches.push((batch, metadata)),
+                Reader::Waiting => {
+                    self.reader = Reader::Idle;
+                    out.push(Action::Batch {
+                        stream: self.id,
+                        batch: (batch, metadata),
+                    });
+                }
+                Reader::Idle => {
+                    self.window.queued += bytes;
+                    let memory = batch_bytes(&batch);
+                    self.queued_memory += memory;
+                    self.queue.push_back(Queued {
+                        batch: (batch, metadata),
+                        bytes,
+                        memory,
+                    });
+                }
+            }
+        }
+    }
+
+    fn grant(&mut self, out: &mut Actions) {
+        if !self.is_open() {
+            return;
+        }
+        if let Some(bytes) = self.window.owed() {
+            out.push(Action::send(ClientMessage::Credit {
+                stream: self.id,
+                bytes,
+            }));
+        }
+    }
+
+    /// Asks the gateway to stop, and ends the stream here with status CANCELLED at once:
+    /// a gateway that never answers (or a dead network) must not keep it waiting.
+    pub fn cancel(&mut self, out: &mut Actions) {
+        self.stop(Failure::cancelled(), out);
+    }
+
+    /// Asks the gateway to stop the call, and ends the stream here with `failure`.
+    fn stop(&mut self, failure: Failure, out: &mut Actions) {
+        if self.is_open() {
+            self.cancelled = true;
+            out.push(Action::send(ClientMessage::Cancel { stream: self.id }));
+            self.end(Err(failure), out);
+        }
+    }
+
+    /// The status arrived (or the connection failed).
+    pub(super) fn finish(&mut self, result: Result<(), Failure>, out: &mut Actions) {
+        let result = result.and_then(|()| self.complete());
+        self.end(result, out);
+    }
+
+    /// An OK status ends a whole stream only: one that ends with its end-of-stream marker.
+    fn complete(&self) -> Result<(), Failure> {
+        self.decoder.finish()?;
+        if !self.decoder.is_ended() {
+            return Err(Failure::new(
+                DATA_LOSS,
+                "the gateway ended the stream with OK before its end-of-stream marker: \
+                 the data is incomplete",
+            ));
+        }
+        Ok(())
+    }
+
+    fn end(&mut self, result: Result<(), Failure>, out: &mut Actions) {
+        if self.done.is_some() {
+            return;
+        }
+        if self.decoder.is_inside_message() {
+            self.decoder.abandon("the stream ended inside a message");
+        }
+        let _ = self.reservation.hold(0);
+        // A waiter exists only while the queue is empty: it gets the end now.
+        match std::mem::replace(&mut self.reader, Reader::Collecting(Vec::new())) {
+            Reader::Collecting(batches) => out.push(Action::Collected {
+                stream: self.id,
+                result: self.collected(&result, batches),
+            }),
+            Reader::Waiting | Reader::Idle => {
+                self.reader = Reader::Idle;
+                out.push(Action::GetEnded {
+                    stream: self.id,
+                    result: result.clone(),
+                });
+            }
+        }
+        self.done = Some(result);
+    }
+
+    fn collected(&self, result: &Result<(), Failure>, batches: Vec<ArrowBatch>) -> Collected {
+        result.clone()?;
+        let schema = self
+            .decoder
+            .schema()
+            .cloned()
+            .ok_or_else(|| Failure::new(INTERNAL, "the stream ended before its schema"))?;
+        Ok((schema, batches))
+    }
+
+    /// The next batch, the end, or [`Next::Wait`]. Taking a queued batch may grant credit.
+    pub fn next(&mut self, out: &mut Actions) -> Result<Next, ClientError> {
+        if let Some(queued) = self.queue.pop_front() {
+            self.window.queued -= queued.bytes;
+            self.queued_memory -= queued.memory;
+            // Less than before: what other streams hold may be over, but not this one.
+            let _ = self.hold();
+            self.grant(out);
+            return Ok(Next::Batch(queued.batch));
+        }
+        match (&self.done, &self.reader) {
+            (Some(result), _) => Ok(Next::End(result.clone())),
+            (None, Reader::Idle) => {
+                self.reader = Reader::Waiting;
+                Ok(Next::Wait)
+            }
+            (None, _) => Err(ClientError::Usage(
+                "next() was called while a previous next() or readAll() is pending",
+            )),
+        }
+    }
+
+    /// Gathers every remaining batch: at once if the stream has ended, otherwise in an
+    /// [`Action::Collected`] at its end.
+    pub fn collect(&mut self, out: &mut Actions) -> Result<Option<Collected>, ClientError> {
+        if !matches!(self.reader, Reader::Idle) {
+            return Err(ClientError::Usage(
+                "readAll() was called while a previous next() or readAll() is pending",
+            ));
+        }
+        let batches: Vec<ArrowBatch> = self.queue.drain(..).map(|q| q.batch).collect();
+        self.window.queued = 0;
+        self.queued_memory = 0;
+        let _ = self.hold();
+        self.grant(out);
+        match &self.done {
+            Some(result) => {
+                let collected = self.collected(result, batches);
+                self.reader = Reader::Collecting(Vec::new());
+                Ok(Some(collected))
+            }
+            None => {
+                self.reader = Reader::Collecting(batches);
+                Ok(None)
+            }
+        }
+    }
+
+    /// The handle is gone: with no reader waiting, nobody will read the rest, so cancel.
+    /// (`client.doGet(t).readAll()` drops the handle while its promise is pending.)
+    pub(super) fn release(&mut self, out: &mut Actions) {
+        if matches!(self.reader, Reader::Idle) {
+            self.cancel(out);
+        }
+        self.released = true;
+    }
+
+    /// The schema once the first message arrived.
+    pub fn schema(&self) -> Option<&SchemaRef> {
+        self.decoder.schema()
+    }
+
+    pub fn stats(&self) -> GetStats {
+        GetStats {
+            bytes_received: self.window.received,
+            ipc_bytes_received: self.ipc_received,
+            read: *self.decoder.stats(),
+            rows: self.rows,
+        }
+    }
+
+    /// The credit window this stream runs with, in bytes.
+    pub fn window(&self) -> u64 {
+        self.window.window
+    }
+}

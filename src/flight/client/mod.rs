@@ -1,0 +1,509 @@
+//! The Flight-over-WebSocket client as a sans-IO state machine (`docs/protocol.md`).
+//!
+//! [`Client`] holds the rules of one connection: the gateway's `hello` limits, stream ids,
+//! each stream's state, credit and the DoGet budget. It never touches a socket, a timer or
+//! a promise. Socket events go in ([`Client::on_text`], [`Client::on_frame`],
+//! [`Client::on_close`]) and so do user calls (open a call, read, cancel, write); what to
+//! do comes out of [`Client::poll_action`]: text or frames to send, batches to hand over,
+//! calls to settle. `src/wasm/flight` runs it on a browser WebSocket.
+//!
+//! - [`get`]: a DoGet's credit, queue, budget and complete/abandon rules;
+//! - [`put`]: a DoPut's frame pump;
+//! - [`fetch`]: `fetchAll`'s endpoint scheduling;
+//! - [`budget`]: what every DoGet may hold together; [`status`]: why a call failed.
+
+pub mod budget;
+pub mod fetch;
+pub mod get;
+pub mod put;
+pub mod status;
+mod table;
+#[cfg(test)]
+mod tests;
+
+use std::ops::Range;
+use std::rc::Rc;
+
+pub use self::budget::Budget;
+use self::budget::Reservation;
+pub use self::get::{ArrowBatch, Collected, GetStats, GetStream, Next};
+pub use self::put::{PutFrame, PutStream};
+pub use self::status::Failure;
+use self::status::{CANCELLED, INTERNAL, UNAVAILABLE};
+use self::table::Table;
+use super::control::{ClientMessage, Descriptor, ServerMessage};
+use super::frame::{Header, HEADER_LEN};
+use super::{ProtocolError, DEFAULT_MAX_SEGMENT_BYTES, VERSION};
+use crate::ipc::StreamDecoder;
+
+/// What the client asks its runtime to do, in order.
+#[derive(Debug)]
+pub enum Action {
+    /// Send this control message as a text frame.
+    Send(String),
+    /// Send this binary frame of a DoPut.
+    Frame(PutFrame),
+    /// `hello` arrived (connect resolves), or the connection failed before it.
+    Hello(Result<(), Failure>),
+    /// Close the socket with this code: the gateway broke the protocol.
+    Close { code: u16, reason: &'static str },
+    /// Call `stream` ended: the control messages it received, or its failure.
+    Answer {
+        stream: u32,
+        result: Result<Vec<ServerMessage>, Failure>,
+    },
+    /// The batch a waiting `next()` of DoGet `stream` gets.
+    Batch { stream: u32, batch: ArrowBatch },
+    /// DoGet `stream` ended; a waiting `next()` gets this.
+    GetEnded {
+        stream: u32,
+        result: Result<(), Failure>,
+    },
+    /// DoGet `stream`, which was gathering for `readAll()`, ended.
+    Collected { stream: u32, result: Collected },
+    /// A frame of DoGet `stream` was taken in.
+    Progress { stream: u32 },
+    /// Everything written to DoPut `stream` so far was sent.
+    PutSent { stream: u32 },
+    /// DoPut `stream` ended: each PutResult's `app_metadata`, or its failure.
+    PutEnded {
+        stream: u32,
+        result: Result<Vec<Vec<u8>>, Failure>,
+    },
+}
+
+/// The queue [`Client::poll_action`] empties from the front. It holds the few actions of
+/// one event or call, so a `Vec` does (and costs the wasm module less code).
+pub type Actions = Vec<Action>;
+
+impl Action {
+    fn send(message: ClientMessage) -> Self {
+        // Serialising these messages cannot fail: they hold strings, numbers and bytes.
+        Action::Send(message.to_json().unwrap_or_default())
+    }
+}
+
+/// A caller's misuse of a stream, or a batch the writer refused.
+#[derive(Debug, thiserror::Error)]
+pub enum ClientError {
+    #[error("{0}")]
+    Usage(&'static str),
+    #[error("the upload failed: {0}")]
+    PutFailed(String),
+    /// Handles release their stream only when dropped, so a call never finds it gone.
+    #[error("stream {0} is gone")]
+    Gone(u32),
+    #[error(transparent)]
+    Encode(#[from] crate::ipc::QuiverError),
+}
+
+/// The gateway's limits, from `hello`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Limits {
+    pub max_segment: usize,
+    pub credit_window: u64,
+    /// Streams open at once on one connection; more get RESOURCE_EXHAUSTED.
+    pub max_streams: u32,
+}
+
+enum Stream {
+    /// A call answered by a few control messages and a status.
+    Call(Vec<ServerMessage>),
+    Get(GetStream),
+    Put(PutStream),
+}
+
+/// One connection to the gateway.
+pub struct Client {
+    budget: Rc<Budget>,
+    limits: Limits,
+    /// Until `hello` arrives or the connection fails.
+    awaiting_hello: bool,
+    failure: Option<Failure>,
+    next_id: u32,
+    /// Calls until they end; DoGets and DoPuts until they end and their handle is released.
+    streams: Table<Stream>,
+    actions: Actions,
+}
+
+impl Client {
+    /// A connection whose socket is opening. Its DoGets hold their bytes against `budget`.
+    pub fn new(budget: Rc<Budget>) -> Self {
+        Client {
+            budget,
+            limits: Limits {
+                max_segment: DEFAULT_MAX_SEGMENT_BYTES,
+                credit_window: 0,
+                max_streams: 1,
+            },
+            awaiting_hello: true,
+            failure: None,
+            next_id: 1,
+            streams: Table::new(),
+            actions: Vec::new(),
+        }
+    }
+
+    pub fn limits(&self) -> Limits {
+        self.limits
+    }
+
+    /// The next thing to do, if any.
+    pub fn poll_action(&mut self) -> Option<Action> {
+        (!self.actions.is_empty()).then(|| self.actions.remove(0))
+    }
+
+    /// Why the connection failed, if it has.
+    pub fn failure(&self) -> Option<&Failure> {
+        self.failure.as_ref()
+    }
+
+    // Socket events.
+
+    /// A text frame: a control message.
+    pub fn on_text(&mut self, text: &str) {
+        match ServerMessage::from_json(text) {
+            Ok(message) => self.on_message(message),
+            Err(e) => self.protocol_error(e),
+        }
+    }
+
+    /// A binary frame of `frame_len` bytes, of which `head` are the first (up to
+    /// [`HEADER_LEN`]). Its IPC bytes are read where they lie: `deliver` pushes the
+    /// frame's range it is given into the stream's decoder, copying each byte once.
+    pub fn on_frame<D>(&mut self, head: &[u8], frame_len: usize, deliver: D)
+    where
+        D: FnOnce(&mut StreamDecoder, Range<usize>) -> crate::ipc::Result<()>,
+    {
+        if let Err(e) = self.frame(head, frame_len, deliver) {
+            self.protocol_error(e);
+        }
+    }
+
+    fn frame<D>(&mut self, head: &[u8], frame_len: usize, deliver: D) -> Result<(), ProtocolError>
+    where
+        D: FnOnce(&mut StreamDecoder, Range<usize>) -> crate::ipc::Result<()>,
+    {
+        let Some(head) = head
+            .first_chunk::<HEADER_LEN>()
+            .filter(|_| frame_len >= HEADER_LEN)
+        else {
+            return Err(ProtocolError::ShortFrame {
+                expected: HEADER_LEN,
+                found: frame_len,
+            });
+        };
+        let header = Header::decode(head, frame_len - HEADER_LEN, self.limits.max_segment)?;
+        match self.streams.get_mut(header.stream) {
+            Some(Stream::Get(get)) => {
+                let ipc = HEADER_LEN + header.app_metadata_len..frame_len;
+                get.on_frame(&header, ipc, deliver, &mut self.actions)?;
+                self.tidy(header.stream);
+                Ok(())
+            }
+            // Frames of a stream that has ended here (cancelled, or a connection-wide
+            // failure) raced its end.
+            _ => Ok(()),
+        }
+    }
+
+    /// The socket closed.
+    pub fn on_close(&mut self, code: u16, reason: &str) {
+        let reason = match reason {
+            "" => String::new(),
+            reason => format!(", {reason}"),
+        };
+        self.fail_all(Failure::new(
+            UNAVAILABLE,
+            format!("the connection closed (code {code}{reason})"),
+        ));
+    }
+
+    fn on_message(&mut self, message: ServerMessage) {
+        use ServerMessage as M;
+        match message {
+            M::Hello {
+                version,
+                max_segment_bytes,
+                credit_window,
+                max_streams,
+                ..
+            } => self.on_hello(version, max_segment_bytes, credit_window, max_streams),
+            M::Error { message } => self.fail_all(Failure::new(
+                INTERNAL,
+                format!("the gateway refused this client: {message}"),
+            )),
+            M::Status {
+                stream,
+                code,
+                message,
+                details,
+                ..
+            } => {
+                let result = match code {
+                    0 => Ok(()),
+                    code => Err(Failure {
+                        code,
+                        message,
+                        details,
+                    }),
+                };
+                self.end(stream, result);
+            }
+            M::Credit { stream, bytes } => {
+                if let Some(Stream::Put(put)) = self.streams.get_mut(stream) {
+                    if put.is_open() {
+                        if let Err(e) = put.grant(bytes, &mut self.actions) {
+                            self.protocol_error(e);
+                        }
+                    }
+                }
+            }
+            M::PutResult {
+                stream,
+                app_metadata,
+            } => {
+                if let Some(Stream::Put(put)) = self.streams.get_mut(stream) {
+                    put.result(app_metadata);
+                }
+            }
+            M::FlightInfo { stream, .. }
+            | M::PollInfo { stream, .. }
+            | M::Schema { stream, .. }
+            | M::Handshake { stream, .. }
+            | M::Result { stream, .. }
+            | M::ActionType { stream, .. } => {
+                if let Some(Stream::Call(messages)) = self.streams.get_mut(stream) {
+                    messages.push(message);
+                }
+            }
+        }
+    }
+
+    fn on_hello(&mut self, version: u32, max_segment: u64, credit_window: u64, max_streams: u32) {
+        // Limits change only before the first request; a frame carries a byte at least.
+        let refused = match (self.awaiting_hello, version, max_segment) {
+            (false, ..) => Some("a second hello".to_string()),
+            (true, VERSION, 0) => Some("hello: maxSegmentBytes must be at least 1, found 0".into()),
+            (true, VERSION, _) => None,
+            (true, other, _) => Some(format!(
+                "hello: this client speaks protocol version {VERSION}, the gateway {other}"
+            )),
+        };
+        if let Some(refused) = refused {
+            return self.protocol_error(ProtocolError::BadControl(refused));
+        }
+        self.limits = Limits {
+            max_segment: usize::try_from(max_segment).unwrap_or(usize::MAX),
+            credit_window,
+            max_streams,
+        };
+        self.awaiting_hello = false;
+        self.actions.push(Action::Hello(Ok(())));
+    }
+
+    /// The gateway broke the protocol: fail everything and close with 1002 as it would.
+    fn protocol_error(&mut self, e: ProtocolError) {
+        self.fail_all(e.into());
+        self.actions.push(Action::Close {
+            code: 1002,
+            reason: "protocol error",
+        });
+    }
+
+    /// Ends the connection: every open stream fails with `failure`.
+    fn fail_all(&mut self, failure: Failure) {
+        self.failure.get_or_insert_with(|| failure.clone());
+        if std::mem::take(&mut self.awaiting_hello) {
+            self.actions.push(Action::Hello(Err(failure.clone())));
+        }
+        for id in self.streams.ids() {
+            self.end(id, Err(failure.clone()));
+        }
+    }
+
+    /// Stream `id` ended with `result` (its status, or the connection's failure).
+    fn end(&mut self, id: u32, result: Result<(), Failure>) {
+        let out = &mut self.actions;
+        match self.streams.get_mut(id) {
+            Some(Stream::Call(messages)) => {
+                let messages = std::mem::take(messages);
+                self.streams.remove(id);
+                out.push(Action::Answer {
+                    stream: id,
+                    result: result.map(|()| messages),
+                });
+            }
+            Some(Stream::Get(get)) if get.is_open() => get.finish(result, out),
+            Some(Stream::Put(put)) => put.finish(result, out),
+            _ => {}
+        }
+        self.tidy(id);
+    }
+
+    /// Forgets a stream that has ended and whose handle is gone.
+    fn tidy(&mut self, id: u32) {
+        let gone = match self.streams.get(id) {
+            Some(Stream::Get(get)) => get.released && get.has_ended(),
+            Some(Stream::Put(put)) => put.released && put.has_ended(),
+            _ => false,
+        };
+        if gone {
+            self.streams.remove(id);
+        }
+    }
+
+    // User calls.
+
+    /// The client closed the connection (or was freed, or gave up waiting for `hello`):
+    /// every open call fails with `failure`.
+    pub fn close(&mut self, failure: Failure) {
+        self.fail_all(failure);
+    }
+
+    /// Sets the bearer token checked by the gateway and sent upstream.
+    pub fn authenticate(&mut self, token: String) {
+        self.actions
+            .push(Action::send(ClientMessage::Auth { token }));
+    }
+
+    /// Takes the next stream id, for a request; a connection that has failed gives that
+    /// failure instead.
+    fn take_id(&mut self) -> Result<u32, Failure> {
+        if let Some(failure) = &self.failure {
+            return Err(failure.clone());
+        }
+        let id = self.next_id;
+        self.next_id += 1;
+        Ok(id)
+    }
+
+    /// Starts a call answered by control messages (GetFlightInfo, ListFlights, GetSchema,
+    /// DoAction, ListActions), numbering `request` with a new stream id; an
+    /// [`Action::Answer`] ends it.
+    pub fn call(&mut self, mut request: ClientMessage) -> Result<u32, Failure> {
+        let id = self.take_id()?;
+        request.set_stream(id);
+        self.start(id, request, Stream::Call(Vec::new()));
+        Ok(id)
+    }
+
+    /// Sends `request` and keeps `stream` under `id`.
+    fn start(&mut self, id: u32, request: ClientMessage, stream: Stream) {
+        self.actions.push(Action::send(request));
+        self.streams.insert(id, stream);
+    }
+
+    /// The credit window a DoGet runs with: `window`, or the gateway's, and four segments
+    /// at least, so that granting in steps never stalls the sender.
+    pub fn get_window(&self, window: Option<u64>) -> u64 {
+        let max_segment = self.limits.max_segment as u64;
+        window.unwrap_or(self.limits.credit_window.max(4 * max_segment))
+    }
+
+    /// Starts a DoGet of `ticket` at `location` (none: the gateway's upstream). The
+    /// stream is returned even if it could not start: it has then ended with the failure.
+    pub fn open_get(
+        &mut self,
+        ticket: Vec<u8>,
+        location: Option<String>,
+        window: Option<u64>,
+    ) -> u32 {
+        let window = self.get_window(window);
+        // A window past the credit limit is the gateway's to refuse, as any request it
+        // cannot serve.
+        let opened = self.take_id();
+        let id = *opened.as_ref().unwrap_or(&self.next_id);
+        let reservation = Reservation::new(Rc::clone(&self.budget));
+        let mut get = GetStream::new(id, window, self.limits.max_segment, reservation);
+        match opened {
+            Ok(id) => {
+                let request = ClientMessage::DoGet {
+                    stream: id,
+                    ticket,
+                    location,
+                    credit: Some(window),
+                };
+                self.start(id, request, Stream::Get(get));
+            }
+            Err(failure) => {
+                // An id for a stream that never reached the gateway: ids stay unique here.
+                self.next_id += 1;
+                get.finish(Err(failure), &mut self.actions);
+                self.streams.insert(id, Stream::Get(get));
+            }
+        }
+        id
+    }
+
+    /// Starts a DoPut to `descriptor`; like [`Client::open_get`], a stream that could not
+    /// start has ended with the failure.
+    pub fn open_put(&mut self, descriptor: Descriptor) -> u32 {
+        let opened = self.take_id();
+        let id = *opened.as_ref().unwrap_or(&self.next_id);
+        let mut put = PutStream::new(id, self.limits.max_segment);
+        match opened {
+            Ok(id) => {
+                let request = ClientMessage::DoPut {
+                    stream: id,
+                    descriptor,
+                };
+                self.start(id, request, Stream::Put(put));
+            }
+            Err(failure) => {
+                self.next_id += 1;
+                put.finish(Err(failure), &mut self.actions);
+                self.streams.insert(id, Stream::Put(put));
+            }
+        }
+        id
+    }
+
+    pub fn get(&self, id: u32) -> Option<&GetStream> {
+        match self.streams.get(id) {
+            Some(Stream::Get(get)) => Some(get),
+            _ => None,
+        }
+    }
+
+    /// DoGet `id`, with the action queue its calls take.
+    pub fn get_mut(&mut self, id: u32) -> Result<(&mut GetStream, &mut Actions), ClientError> {
+        match self.streams.get_mut(id) {
+            Some(Stream::Get(get)) => Ok((get, &mut self.actions)),
+            _ => Err(ClientError::Gone(id)),
+        }
+    }
+
+    /// DoPut `id`, with the action queue its calls take.
+    pub fn put_mut(&mut self, id: u32) -> Result<(&mut PutStream, &mut Actions), ClientError> {
+        match self.streams.get_mut(id) {
+            Some(Stream::Put(put)) => Ok((put, &mut self.actions)),
+            _ => Err(ClientError::Gone(id)),
+        }
+    }
+
+    /// Cancels DoGet or DoPut `id`; see [`GetStream::cancel`] and [`PutStream::cancel`].
+    pub fn cancel(&mut self, id: u32) {
+        match self.streams.get_mut(id) {
+            Some(Stream::Get(get)) => get.cancel(&mut self.actions),
+            Some(Stream::Put(put)) => put.cancel(&mut self.actions),
+            _ => {}
+        }
+    }
+
+    /// The handle of DoGet or DoPut `id` is gone; see [`GetStream::release`] and
+    /// [`PutStream::release`].
+    pub fn release(&mut self, id: u32) {
+        match self.streams.get_mut(id) {
+            Some(Stream::Get(get)) => get.release(&mut self.actions),
+            Some(Stream::Put(put)) => put.release(&mut self.actions),
+            _ => {}
+        }
+        self.tidy(id);
+    }
+
+    /// The failure every open stream gets when the client is freed.
+    pub fn freed() -> Failure {
+        Failure::new(CANCELLED, "the client was freed")
+    }
+}

@@ -1,0 +1,453 @@
+//! The client's rules, driven by hand: a gateway's messages and frames go in, and the
+//! tests read the actions that come out.
+
+use std::sync::Arc;
+
+use arrow_array::{Int32Array, RecordBatch};
+use arrow_ipc::writer::StreamWriter;
+use arrow_schema::{DataType, Field, Schema};
+
+use super::fetch::{Fetch, FetchPlan};
+use super::status::{CANCELLED, DATA_LOSS, INTERNAL, RESOURCE_EXHAUSTED};
+use super::*;
+use crate::flight::control::code_name;
+use crate::flight::credit::Credit;
+use crate::flight::frame::{self, Flags, FrameKind};
+use crate::TestResult;
+
+const SEGMENT: usize = 64;
+
+fn connect(budget: Rc<Budget>) -> TestResult<Client> {
+    let mut client = Client::new(budget);
+    let hello = ServerMessage::Hello {
+        version: VERSION,
+        max_segment_bytes: SEGMENT as u64,
+        credit_window: 0,
+        max_streams: 16,
+        max_message_bytes: 1 << 20,
+    };
+    client.on_text(&hello.to_json()?);
+    assert!(matches!(client.poll_action(), Some(Action::Hello(Ok(())))));
+    Ok(client)
+}
+
+fn actions(client: &mut Client) -> Vec<Action> {
+    std::iter::from_fn(|| client.poll_action()).collect()
+}
+
+/// The control messages among `actions`.
+fn sent(actions: &[Action]) -> TestResult<Vec<ClientMessage>> {
+    let mut out = Vec::new();
+    for action in actions {
+        if let Action::Send(json) = action {
+            out.push(ClientMessage::from_json(json)?);
+        }
+    }
+    Ok(out)
+}
+
+/// How DoGet `stream` ended among `actions`, if it did.
+fn ended(actions: &[Action], stream: u32) -> Option<Result<(), Failure>> {
+    actions.iter().find_map(|a| match a {
+        Action::GetEnded { stream: s, result } if *s == stream => Some(result.clone()),
+        _ => None,
+    })
+}
+
+fn frame(client: &mut Client, stream: u32, ipc: &[u8]) -> TestResult {
+    let bytes = frame::encode(stream, FrameKind::Data, Flags::default(), b"", &[ipc])?;
+    client.on_frame(&bytes[..HEADER_LEN], bytes.len(), |decoder, range| {
+        decoder.push(&bytes[range])
+    });
+    Ok(())
+}
+
+fn status(client: &mut Client, stream: u32, code: i32, message: &str) -> TestResult {
+    let status = ServerMessage::Status {
+        stream,
+        code,
+        name: code_name(code).into(),
+        message: message.into(),
+        details: Vec::new(),
+    };
+    client.on_text(&status.to_json()?);
+    Ok(())
+}
+
+/// An IPC stream of `batches` batches of `rows` Int32 rows.
+fn stream_bytes(batches: usize, rows: i32) -> TestResult<Vec<u8>> {
+    let schema = Arc::new(Schema::new(vec![Field::new("a", DataType::Int32, false)]));
+    let batch = RecordBatch::try_new(
+        schema.clone(),
+        vec![Arc::new(Int32Array::from_iter_values(0..rows))],
+    )?;
+    let mut writer = StreamWriter::try_new(Vec::new(), &schema)?;
+    for _ in 0..batches {
+        writer.write(&batch)?;
+    }
+    writer.finish()?;
+    Ok(writer.into_inner()?)
+}
+
+/// The gateway's side of one DoGet: it sends the stream in segments, never more than the
+/// client's credit, and takes the client's grants.
+struct Sender {
+    stream: u32,
+    bytes: Vec<u8>,
+    at: usize,
+    credit: Credit,
+}
+
+impl Sender {
+    fn new(stream: u32, bytes: Vec<u8>, window: u64) -> TestResult<Self> {
+        Ok(Sender {
+            stream,
+            bytes,
+            at: 0,
+            credit: Credit::new(window)?,
+        })
+    }
+
+    fn done(&self) -> bool {
+        self.at == self.bytes.len()
+    }
+
+    /// Sends what credit allows.
+    fn pump(&mut self, client: &mut Client) -> TestResult {
+        while !self.done() {
+            let n = self
+                .credit
+                .take_up_to(SEGMENT.min(self.bytes.len() - self.at));
+            if n == 0 {
+                break;
+            }
+            let segment = self.bytes[self.at..self.at + n].to_vec();
+            frame(client, self.stream, &segment)?;
+            self.at += n;
+        }
+        Ok(())
+    }
+
+    /// Takes the grants among `actions`.
+    fn take_grants(&mut self, actions: &[Action]) -> TestResult<u64> {
+        let mut granted = 0;
+        for message in sent(actions)? {
+            if let ClientMessage::Credit { stream, bytes } = message {
+                assert_eq!(stream, self.stream);
+                self.credit.grant(bytes)?;
+                granted += bytes;
+            }
+        }
+        Ok(granted)
+    }
+}
+
+fn next(client: &mut Client, id: u32) -> TestResult<Next> {
+    let (get, out) = client.get_mut(id)?;
+    Ok(get.next(out)?)
+}
+
+#[test]
+fn credit_runs_out_and_resumes() -> TestResult {
+    let mut client = connect(Budget::new(budget::DEFAULT_BUDGET_BYTES))?;
+    let window = 8 * SEGMENT as u64;
+    let id = client.open_get(b"t".to_vec(), None, Some(window));
+    let request = sent(&actions(&mut client))?;
+    assert_eq!(request[0].stream(), Some(id));
+    let bytes = stream_bytes(16, 20)?;
+    assert!(
+        bytes.len() as u64 > 2 * window,
+        "the stream needs several windows"
+    );
+    let mut gateway = Sender::new(id, bytes, window)?;
+
+    // Nobody reads: once the bytes of the batches queued here fill the window, no more
+    // credit comes, and the gateway stalls.
+    loop {
+        gateway.pump(&mut client)?;
+        if gateway.take_grants(&actions(&mut client))? == 0 {
+            break;
+        }
+    }
+    assert!(!gateway.done());
+    let queued = client.get(id).map(|g| g.stats().read.batches);
+    assert!(queued > Some(1), "batches wait unread: {queued:?}");
+
+    // Reading earns credit back, and the gateway resumes until the stream is whole.
+    let mut batches = 0;
+    while !gateway.done() {
+        match next(&mut client, id)? {
+            Next::Batch(_) => batches += 1,
+            other => return Err(format!("expected a queued batch, found {other:?}").into()),
+        }
+        gateway.take_grants(&actions(&mut client))?;
+        gateway.pump(&mut client)?;
+    }
+    status(&mut client, id, 0, "")?;
+    while let Next::Batch(_) = next(&mut client, id)? {
+        batches += 1;
+    }
+    assert_eq!(batches, 16);
+    assert!(matches!(next(&mut client, id)?, Next::End(Ok(()))));
+    Ok(())
+}
+
+#[test]
+fn a_status_racing_the_last_frame() -> TestResult {
+    let bytes = stream_bytes(2, 10)?;
+    let (body, eos) = bytes.split_at(bytes.len() - 8);
+    let mut client = connect(Budget::new(budget::DEFAULT_BUDGET_BYTES))?;
+
+    // OK before the end-of-stream marker: the data is not whole, whatever comes after.
+    let early = client.open_get(b"t".to_vec(), None, Some(1 << 20));
+    for segment in body.chunks(SEGMENT) {
+        frame(&mut client, early, segment)?;
+    }
+    actions(&mut client);
+    status(&mut client, early, 0, "")?;
+    let incomplete = Failure::new(
+        DATA_LOSS,
+        "the gateway ended the stream with OK before its end-of-stream marker: the data is \
+         incomplete",
+    );
+    assert_eq!(
+        ended(&actions(&mut client), early),
+        Some(Err(incomplete.clone()))
+    );
+    frame(&mut client, early, eos)?;
+    assert!(
+        actions(&mut client).is_empty(),
+        "the late frame raced the end"
+    );
+    assert_eq!(client.failure(), None);
+    while let Next::Batch(_) = next(&mut client, early)? {}
+    assert!(matches!(next(&mut client, early)?, Next::End(Err(f)) if f == incomplete));
+
+    // The last frame, then OK: whole.
+    let whole = client.open_get(b"t".to_vec(), None, Some(1 << 20));
+    for segment in bytes.chunks(SEGMENT) {
+        frame(&mut client, whole, segment)?;
+    }
+    status(&mut client, whole, 0, "")?;
+    assert_eq!(ended(&actions(&mut client), whole), Some(Ok(())));
+    Ok(())
+}
+
+#[test]
+fn cancel_while_frames_are_in_flight() -> TestResult {
+    let bytes = stream_bytes(4, 50)?;
+    let window = 4 * SEGMENT as u64;
+    let mut client = connect(Budget::new(budget::DEFAULT_BUDGET_BYTES))?;
+    let id = client.open_get(b"t".to_vec(), None, Some(window));
+    frame(&mut client, id, &bytes[..SEGMENT])?;
+    actions(&mut client);
+
+    client.cancel(id);
+    let done = actions(&mut client);
+    assert_eq!(sent(&done)?, [ClientMessage::Cancel { stream: id }]);
+    let cancelled = Failure::new(CANCELLED, "cancelled by the client");
+    assert_eq!(ended(&done, id), Some(Err(cancelled.clone())));
+
+    // What the gateway sent before the cancel reached it, even past the credit, and its
+    // status, are dropped: the stream has ended here.
+    for segment in bytes[SEGMENT..].chunks(SEGMENT) {
+        frame(&mut client, id, segment)?;
+    }
+    status(&mut client, id, CANCELLED, "cancelled")?;
+    assert!(actions(&mut client).is_empty());
+    assert_eq!(client.failure(), None);
+    assert_eq!(
+        client.get(id).map(|g| g.stats().bytes_received),
+        Some(SEGMENT as u64)
+    );
+    assert!(matches!(next(&mut client, id)?, Next::End(Err(f)) if f == cancelled));
+    Ok(())
+}
+
+#[test]
+fn stream_ids_are_never_reused_or_lowered() -> TestResult {
+    let bytes = stream_bytes(1, 10)?;
+    let mut client = connect(Budget::new(budget::DEFAULT_BUDGET_BYTES))?;
+    let first = client.open_get(b"t".to_vec(), None, Some(1 << 20));
+    client.cancel(first);
+    client.release(first);
+    let call = client
+        .call(ClientMessage::ListActions { stream: 0 })
+        .map_err(|f| f.message)?;
+    let second = client.open_get(b"t".to_vec(), None, Some(1 << 20));
+    let ids: Vec<Option<u32>> = sent(&actions(&mut client))?
+        .iter()
+        .filter(|m| !matches!(m, ClientMessage::Cancel { .. }))
+        .map(ClientMessage::stream)
+        .collect();
+    assert_eq!(ids, [Some(first), Some(call), Some(second)]);
+    assert!(first < call && call < second);
+
+    // Frames and a status for the finished stream do not reach the new one.
+    frame(&mut client, first, &bytes[..SEGMENT])?;
+    status(&mut client, first, 0, "")?;
+    assert!(actions(&mut client).is_empty());
+    assert_eq!(
+        client.get(second).map(|g| g.stats().bytes_received),
+        Some(0)
+    );
+
+    // Stream id 0 is never valid.
+    frame(&mut client, 0, &bytes[..SEGMENT])?;
+    let broken = Failure::new(
+        INTERNAL,
+        "the gateway broke the protocol: frame stream id must be non-zero, found 0",
+    );
+    assert_eq!(client.failure(), Some(&broken));
+    assert_eq!(ended(&actions(&mut client), second), Some(Err(broken)));
+    Ok(())
+}
+
+#[test]
+fn a_frame_beyond_granted_credit_breaks_the_protocol() -> TestResult {
+    let window = SEGMENT as u64 / 2;
+    let mut client = connect(Budget::new(budget::DEFAULT_BUDGET_BYTES))?;
+    let id = client.open_get(b"t".to_vec(), None, Some(window));
+    let bytes = stream_bytes(4, 50)?;
+    frame(&mut client, id, &bytes[..window as usize + 1])?;
+    let broken = Failure::new(
+        INTERNAL,
+        format!(
+            "the gateway broke the protocol: frame of {} bytes exceeds the remaining \
+             credit of {window} bytes",
+            window + 1
+        ),
+    );
+    assert_eq!(client.failure(), Some(&broken));
+    let done = actions(&mut client);
+    assert_eq!(ended(&done, id), Some(Err(broken)));
+    assert!(matches!(
+        done.last(),
+        Some(Action::Close {
+            code: 1002,
+            reason: "protocol error"
+        })
+    ));
+    Ok(())
+}
+
+#[test]
+fn the_budget_is_shared_by_concurrent_do_gets() -> TestResult {
+    let bytes = stream_bytes(4, 1000)?;
+    let read = |client: &mut Client, id: u32| -> TestResult<u64> {
+        for segment in bytes.chunks(SEGMENT) {
+            frame(client, id, segment)?;
+        }
+        Ok(client.budget.held())
+    };
+    // What one stream holds with its batches unread.
+    let alone = {
+        let mut client = connect(Budget::new(budget::DEFAULT_BUDGET_BYTES))?;
+        let id = client.open_get(b"t".to_vec(), None, Some(1 << 20));
+        read(&mut client, id)?
+    };
+    assert!(alone > 4 * 4000, "four batches of 1000 Int32 rows");
+
+    // Room for one stream's batches, not two.
+    let limit = alone * 3 / 2;
+    let budget = Budget::new(limit);
+    let mut client = connect(Rc::clone(&budget))?;
+    let first = client.open_get(b"t".to_vec(), None, Some(1 << 20));
+    let second = client.open_get(b"t".to_vec(), None, Some(1 << 20));
+    let held = read(&mut client, first)?;
+    assert!(held <= limit);
+    read(&mut client, second)?;
+    let done = actions(&mut client);
+    assert!(sent(&done)?.contains(&ClientMessage::Cancel { stream: second }));
+    let Some(Err(failure)) = ended(&done, second) else {
+        return Err(format!("expected stream {second} to fail, found {done:?}").into());
+    };
+    assert_eq!(failure.code, RESOURCE_EXHAUSTED, "{}", failure.message);
+    assert!(
+        failure
+            .message
+            .ends_with(&format!("over their limit of {limit} bytes")),
+        "{}",
+        failure.message
+    );
+    assert_eq!(ended(&done, first), None, "the first stream goes on");
+    assert_eq!(budget.held(), held, "the failed stream let go of its share");
+
+    // Reading the first stream's batches frees the budget for a third.
+    while let Next::Batch(_) = next(&mut client, first)? {}
+    let third = client.open_get(b"t".to_vec(), None, Some(1 << 20));
+    assert!(read(&mut client, third)? <= limit);
+    assert_eq!(ended(&actions(&mut client), third), None);
+    Ok(())
+}
+
+#[test]
+fn fetch_all_cancels_the_rest_on_the_first_error() -> TestResult {
+    let mut client = connect(Budget::new(budget::DEFAULT_BUDGET_BYTES))?;
+    let plan = FetchPlan {
+        endpoints: 4,
+        ordered: false,
+        concurrency: None,
+        sockets: 1,
+        max_streams: 3,
+    };
+    assert_eq!(plan.readers(), 3, "as many as the gateway allows");
+    let mut fetch = Fetch::new(plan.endpoints);
+    let mut streams = Vec::new();
+    while streams.len() < plan.readers() {
+        let endpoint = fetch.take().ok_or("an endpoint is left")?;
+        let id = client.open_get(vec![endpoint as u8], None, None);
+        fetch.reading(endpoint, id);
+        streams.push((endpoint, id));
+    }
+    actions(&mut client);
+
+    // Endpoint 1 fails: the readers of 0 and 2 are cancelled, and 3 is never read.
+    let (failed, failed_id) = streams[1];
+    status(&mut client, failed_id, 5, "no such ticket")?;
+    let Some(Err(failure)) = ended(&actions(&mut client), failed_id) else {
+        return Err("expected the stream to fail".into());
+    };
+    assert_eq!(failure.message, "no such ticket");
+    let rest = fetch.fail(failed);
+    assert_eq!(rest, [streams[0].1, streams[2].1]);
+    for id in rest {
+        client.cancel(id);
+    }
+    let cancels = sent(&actions(&mut client))?;
+    assert_eq!(
+        cancels,
+        [
+            ClientMessage::Cancel {
+                stream: streams[0].1
+            },
+            ClientMessage::Cancel {
+                stream: streams[2].1
+            }
+        ]
+    );
+    assert_eq!(fetch.take(), None);
+    assert_eq!(
+        fetch.fail(0),
+        Vec::<u32>::new(),
+        "the others were cancelled once"
+    );
+    Ok(())
+}
+
+#[test]
+fn fetch_plan_readers() {
+    let plan = |ordered, concurrency, sockets, max_streams| FetchPlan {
+        endpoints: 8,
+        ordered,
+        concurrency,
+        sockets,
+        max_streams,
+    };
+    assert_eq!(plan(true, None, 4, 16).readers(), 1);
+    assert_eq!(plan(false, None, 1, 16).readers(), 8);
+    assert_eq!(plan(false, Some(3), 2, 16).readers(), 3);
+    assert_eq!(plan(false, Some(3), 2, 16).sockets(), 2);
+    assert_eq!(plan(false, None, 2, 2).readers(), 4);
+    assert_eq!(plan(false, Some(0), 1, 16).readers(), 1);
+}
