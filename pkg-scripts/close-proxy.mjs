@@ -1,4 +1,4 @@
-// An HTTP forward proxy for the Chromium wasm-bindgen-test step (wasm-test-chrome.sh). It
+// An HTTP forward proxy for the wasm-bindgen-test steps in a browser (wasm-test-browser.sh). It
 // forwards each request for a loopback address on a new connection that closes after the
 // response (and refuses any other), and prints its port, then one line per request.
 //

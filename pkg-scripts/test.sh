@@ -60,11 +60,10 @@ step "cargo test" cargo test --workspace
 # wasm-pack tests the package in the current folder: the root crate `quiver` only.
 step "wasm-pack test --node" wasm-pack test --node
 # The suites use no `run_in_browser`, so WASM_BINDGEN_USE_BROWSER runs the same tests here.
-# wasm-test-chrome.sh routes Chromium through a proxy that works around a test-page
+# wasm-test-browser.sh routes the browser through a proxy that works around a test-page
 # hang in wasm-bindgen-test-runner's server (described in close-proxy.mjs).
-step "wasm-pack test --chrome" pkg-scripts/wasm-test-chrome.sh
-# The same through geckodriver, and the same proxy: the hang is in the runner's server.
-step "wasm-pack test --firefox" pkg-scripts/wasm-test-firefox.sh
+step "wasm-pack test --chrome" pkg-scripts/wasm-test-browser.sh chrome
+step "wasm-pack test --firefox" pkg-scripts/wasm-test-browser.sh firefox
 # The zstd-c build (C zstd instead of ruzstd) runs the same ZSTD tests: natively (gcc
 # builds libzstd) and as wasm in Node (clang-22 builds it, as .cargo/config.toml says).
 # Its own target dir keeps the default build's artifacts in target/ from being rebuilt on

@@ -3,36 +3,15 @@
 // module, against a static server on 127.0.0.1 that serves the repo. Needs pkg/ built.
 // Prints one line per test and exits non-zero if any failed.
 import { chromium } from 'playwright-core';
-import { mkdtemp, readdir, rm } from 'node:fs/promises';
+import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { basename, dirname, join, relative, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { basename, join } from 'node:path';
 import { browserFor } from '../../bench/engines.mjs';
+import { PAGE_TIMEOUT_MS, startFixtures, testModules } from './fixtures.mjs';
 import { indent, printResults } from './results.mjs';
-import { serve } from './server.mjs';
-import { startFlightEnv } from '../js/lib/flight-env.mjs';
-import { startFakeGateway } from '../js/lib/hostile.js';
-import { hostileMemoryScenarios } from '../js/lib/hostile_memory_gateway.mjs';
 
-const here = dirname(fileURLToPath(import.meta.url));
-const root = resolve(here, '../..');
-const PAGE_TIMEOUT_MS = 300_000;
-
-const files = process.argv.length > 2
-  ? process.argv.slice(2).map((f) => relative(here, resolve(f)))
-  : (await readdir(here)).filter((f) => f.endsWith('.test.js')).sort();
-if (files.length === 0) throw new Error(`no *.test.js in ${here}`);
-
-const server = await serve(root);
-// The Flight tests need real servers: pyarrow Flight servers and gateways that allow
-// this page's origin (one of them allows nothing, for the forbidden-Origin test).
-const flight = files.some((f) => basename(f).startsWith('flight'))
-  ? await startFlightEnv({ origin: server.url.replace(/\/$/, '') })
-  : undefined;
-// The memory-budget tests need a fake gateway, which compresses with the Node build.
-const hostile = files.some((f) => basename(f).startsWith('hostile'))
-  ? await startFakeGateway(hostileMemoryScenarios(await import('quiver-arrow')))
-  : undefined;
+const files = await testModules(process.argv.slice(2));
+const { server, flight, hostile, close } = await startFixtures(files);
 const profile = await mkdtemp(join(tmpdir(), 'quiver-chromium-'));
 // A persistent context on a fresh profile dir: the only way to choose --user-data-dir.
 const context = await chromium.launchPersistentContext(profile, {
@@ -79,9 +58,7 @@ try {
   }
 } finally {
   await context.close();
-  await server.close();
-  await flight?.stop();
-  hostile?.close();
+  await close();
   await rm(profile, { recursive: true, force: true });
 }
 

@@ -7,36 +7,16 @@
 //   node tests/browser/run_engine.mjs firefox|webkit|chromium [tests/browser/x.test.js …]
 //
 // Prints one line per test and exits non-zero if any failed.
-import { readdir } from 'node:fs/promises';
-import { basename, dirname, relative, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { basename } from 'node:path';
 import { browserFor } from '../../bench/engines.mjs';
 import { launch } from '../../bench/launch.mjs';
+import { PAGE_TIMEOUT_MS, startFixtures, testModules } from './fixtures.mjs';
 import { printResults } from './results.mjs';
-import { serve } from './server.mjs';
-import { startFlightEnv } from '../js/lib/flight-env.mjs';
-import { startFakeGateway } from '../js/lib/hostile.js';
-import { hostileMemoryScenarios } from '../js/lib/hostile_memory_gateway.mjs';
-
-const here = dirname(fileURLToPath(import.meta.url));
-const root = resolve(here, '../..');
-const PAGE_TIMEOUT_MS = 300_000;
 
 const [engine, ...args] = process.argv.slice(2);
 const browser = browserFor(engine);
-const files = args.length > 0
-  ? args.map((f) => relative(here, resolve(f)))
-  : (await readdir(here)).filter((f) => f.endsWith('.test.js')).sort();
-if (files.length === 0) throw new Error(`no *.test.js in ${here}`);
-
-const server = await serve(root);
-const flight = files.some((f) => basename(f).startsWith('flight'))
-  ? await startFlightEnv({ origin: server.url.replace(/\/$/, '') })
-  : undefined;
-// The memory-budget tests need a fake gateway, which compresses with the Node build.
-const hostile = files.some((f) => basename(f).startsWith('hostile'))
-  ? await startFakeGateway(hostileMemoryScenarios(await import('quiver-arrow')))
-  : undefined;
+const files = await testModules(args);
+const { server, flight, hostile, close } = await startFixtures(files);
 // The Flight page fetches its servers' addresses and asks what the pyarrow server saw;
 // the memory-budget page fetches the fake gateway's address.
 const routes = {
@@ -66,9 +46,7 @@ try {
     failed += counts.failed;
   }
 } finally {
-  await server.close();
-  await flight?.stop();
-  hostile?.close();
+  await close();
 }
 
 console.log(`browser (${engine}): ${passed} passed, ${failed} failed`);

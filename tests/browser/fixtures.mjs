@@ -1,0 +1,46 @@
+// What both browser runners (run.mjs through playwright, run_engine.mjs through
+// bench/launch.mjs) set up around the test modules: the list of modules, a static server
+// for the repo, and the servers the Flight and memory-budget modules talk to.
+import { readdir } from 'node:fs/promises';
+import { basename, dirname, relative, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { serve } from './server.mjs';
+import { startFlightEnv } from '../js/lib/flight-env.mjs';
+import { startFakeGateway } from '../js/lib/hostile.js';
+import { hostileMemoryScenarios } from '../js/lib/hostile_memory_gateway.mjs';
+
+const here = dirname(fileURLToPath(import.meta.url));
+
+/** A page gets this long to report its results. */
+export const PAGE_TIMEOUT_MS = 300_000;
+
+/** The modules named in `args` (paths), or every tests/browser/*.test.js, relative to here. */
+export async function testModules(args) {
+  const files = args.length > 0
+    ? args.map((f) => relative(here, resolve(f)))
+    : (await readdir(here)).filter((f) => f.endsWith('.test.js')).sort();
+  if (files.length === 0) throw new Error(`no *.test.js in ${here}`);
+  return files;
+}
+
+/**
+ * Starts the static server and what `files` need; `close()` stops them all.
+ * - flight*: real pyarrow Flight servers and gateways that allow the page's origin (one of
+ *   them allows nothing, for the forbidden-Origin test);
+ * - hostile*: a fake gateway, which compresses with the Node build.
+ */
+export async function startFixtures(files) {
+  const server = await serve(resolve(here, '../..'));
+  const flight = files.some((f) => basename(f).startsWith('flight'))
+    ? await startFlightEnv({ origin: server.url.replace(/\/$/, '') })
+    : undefined;
+  const hostile = files.some((f) => basename(f).startsWith('hostile'))
+    ? await startFakeGateway(hostileMemoryScenarios(await import('quiver-arrow')))
+    : undefined;
+  const close = async () => {
+    await server.close();
+    await flight?.stop();
+    hostile?.close();
+  };
+  return { server, flight, hostile, close };
+}
