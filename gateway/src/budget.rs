@@ -46,6 +46,14 @@ struct Totals {
     clients: HashMap<IpAddr, u64>,
 }
 
+/// One of the three budgets as a connection sees it: what is used of it, and its option.
+struct Level {
+    used: u64,
+    limit: u64,
+    option: &'static str,
+    whose: &'static str,
+}
+
 /// One connection's share of the budget.
 pub(crate) struct Account {
     budget: Arc<Budget>,
@@ -93,8 +101,7 @@ impl Budget {
     }
 
     fn totals(&self) -> MutexGuard<'_, Totals> {
-        // A poisoned lock only means another holder panicked; the counts are still valid.
-        self.held.lock().unwrap_or_else(|e| e.into_inner())
+        lock(&self.held)
     }
 }
 
@@ -103,37 +110,13 @@ impl Account {
     /// `RESOURCE_EXHAUSTED` naming the budget that is full and what it holds. Reserving
     /// nothing is still refused by a full budget.
     pub fn reserve(self: &Arc<Self>, bytes: u64, what: &str) -> Result<Held, Status> {
-        let limits = self.budget.limits;
         let mut totals = self.budget.totals();
         let mut held = lock(&self.held);
-        let client = totals.clients.get(&self.ip).copied().unwrap_or(0);
-        let levels = [
-            (
-                *held,
-                limits.per_connection,
-                "--max-buffered-bytes-per-connection",
-                "this connection",
-            ),
-            (
-                client,
-                limits.per_client,
-                "--max-buffered-bytes-per-client",
-                "this client IP",
-            ),
-            (
-                totals.total,
-                limits.total,
-                "--max-buffered-bytes",
-                "the gateway",
-            ),
-        ];
-        for (used, limit, option, whose) in levels {
-            if used.saturating_add(bytes.max(1)) > limit {
-                return Err(Status::resource_exhausted(format!(
-                    "{what} needs {bytes} bytes, over the {option} budget: {whose} holds \
-                     {used} of its {limit} bytes"
-                )));
-            }
+        if let Some(level) = self.first_full(&totals, *held, bytes.max(1)) {
+            return Err(Status::resource_exhausted(format!(
+                "{what} needs {bytes} bytes, over the {} budget: {} holds {} of its {} bytes",
+                level.option, level.whose, level.used, level.limit
+            )));
         }
         add(&mut totals, &mut held, self.ip, bytes);
         Ok(Held {
@@ -175,24 +158,42 @@ impl Account {
     /// room for the smallest call, whose reservation is `room`): that budget's option, and
     /// what the connection holds.
     pub fn full_budget(&self, room: u64) -> Option<(&'static str, u64)> {
-        let limits = self.budget.limits;
         let totals = self.budget.totals();
         let held = *lock(&self.held);
         if held == 0 {
             return None;
         }
+        let level = self.first_full(&totals, held, room)?;
+        Some((level.option, held))
+    }
+
+    /// The first budget, innermost first, that has no room for `bytes` more, given what
+    /// the gateway (`totals`) and this connection (`held`) hold.
+    fn first_full(&self, totals: &Totals, held: u64, bytes: u64) -> Option<Level> {
+        let limits = self.budget.limits;
         let client = totals.clients.get(&self.ip).copied().unwrap_or(0);
-        let full = |used: u64, limit: u64| used + room > limit;
-        let full = if full(held, limits.per_connection) {
-            "--max-buffered-bytes-per-connection"
-        } else if full(client, limits.per_client) {
-            "--max-buffered-bytes-per-client"
-        } else if full(totals.total, limits.total) {
-            "--max-buffered-bytes"
-        } else {
-            return None;
-        };
-        Some((full, held))
+        [
+            Level {
+                used: held,
+                limit: limits.per_connection,
+                option: "--max-buffered-bytes-per-connection",
+                whose: "this connection",
+            },
+            Level {
+                used: client,
+                limit: limits.per_client,
+                option: "--max-buffered-bytes-per-client",
+                whose: "this client IP",
+            },
+            Level {
+                used: totals.total,
+                limit: limits.total,
+                option: "--max-buffered-bytes",
+                whose: "the gateway",
+            },
+        ]
+        .into_iter()
+        .find(|level| level.used.saturating_add(bytes) > level.limit)
     }
 
     /// When the client last granted credit.
@@ -218,6 +219,7 @@ fn add(totals: &mut Totals, held: &mut u64, ip: IpAddr, bytes: u64) {
     *totals.clients.entry(ip).or_insert(0) += bytes;
 }
 
+/// A poisoned lock only means another holder panicked; the counts are still valid.
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|e| e.into_inner())
 }

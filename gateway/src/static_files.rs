@@ -77,28 +77,34 @@ async fn resolve(folder: &Path, path: &str) -> Option<Target> {
     let target = tokio::fs::canonicalize(root.join(path.trim_start_matches('/')))
         .await
         .ok()?;
-    let file = match tokio::fs::metadata(&target).await.ok()? {
-        meta if meta.is_file() => target,
-        meta if meta.is_dir() => {
-            if !path.is_empty() && !path.ends_with('/') {
-                return Some(Target::Folder);
-            }
-            let index = tokio::fs::canonicalize(target.join("index.html"))
-                .await
-                .ok()?;
-            tokio::fs::metadata(&index)
-                .await
-                .ok()?
-                .is_file()
-                .then_some(index)?
-        }
-        _ => return None,
-    };
-    // A symlink may lead out of the folder, or to a hidden file inside it.
-    let inside = file.strip_prefix(&root).ok()?;
-    let hidden = inside.components().any(|c| match c {
-        Component::Normal(name) => name.as_encoded_bytes().starts_with(b"."),
-        _ => true,
-    });
-    (!hidden).then_some(Target::File(file))
+    // A symlink may lead out of the folder, or to a hidden file inside it: checked on the
+    // resolved path before anything, even a redirect, says what is there.
+    if !visible_inside(&root, &target) {
+        return None;
+    }
+    let meta = tokio::fs::metadata(&target).await.ok()?;
+    if meta.is_file() {
+        return Some(Target::File(target));
+    }
+    if !meta.is_dir() {
+        return None;
+    }
+    if !path.is_empty() && !path.ends_with('/') {
+        return Some(Target::Folder);
+    }
+    let index = tokio::fs::canonicalize(target.join("index.html"))
+        .await
+        .ok()?;
+    let is_file = tokio::fs::metadata(&index).await.ok()?.is_file();
+    (is_file && visible_inside(&root, &index)).then_some(Target::File(index))
+}
+
+/// Whether resolved `path` lies under `root` with no hidden segment on the way.
+fn visible_inside(root: &Path, path: &Path) -> bool {
+    path.strip_prefix(root).is_ok_and(|inside| {
+        inside.components().all(|c| match c {
+            Component::Normal(name) => !name.as_encoded_bytes().starts_with(b"."),
+            _ => false,
+        })
+    })
 }
