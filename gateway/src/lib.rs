@@ -4,6 +4,8 @@
 //! - `listen`: the accept loop (connection limit, deadline for a request head).
 //! - `http`: the axum router (WebSocket upgrade, Origin check).
 //! - `static_files`: `--static`, the files under `www/` and `pkg/`.
+//! - [`tls`]: certificates from PEM files, for `wss://` and `grpc+tls` upstreams.
+//! - `forward`: `--forward-header`, the upgrade request's headers sent upstream.
 //! - `shared`: what every connection shares (configuration, upstreams).
 //! - `conn`: one WebSocket connection's lifecycle: reading, keepalive, writing, closing.
 //! - `streams`: one connection's stream table and the handling of client messages.
@@ -25,6 +27,7 @@ mod credit;
 pub mod demo;
 mod doget;
 mod doput;
+mod forward;
 mod http;
 mod listen;
 mod out;
@@ -32,11 +35,13 @@ mod shared;
 mod static_files;
 mod status;
 mod streams;
+pub mod tls;
 mod upstream;
 
 use std::io;
 
 use tokio::net::TcpListener;
+use tokio_rustls::TlsAcceptor;
 
 pub use config::{Args, Config};
 
@@ -50,7 +55,8 @@ pub async fn run(args: Args) -> io::Result<()> {
     }
     let listener = TcpListener::bind(&args.listen).await?;
     eprintln!(
-        "quiver-gateway: ws://{}/flight -> {}",
+        "quiver-gateway: {}://{}/flight -> {}",
+        if config.tls.is_some() { "wss" } else { "ws" },
         listener.local_addr()?,
         config.upstream
     );
@@ -60,12 +66,14 @@ pub async fn run(args: Args) -> io::Result<()> {
     }
 }
 
-/// Serves WebSocket clients (and static files) on `listener`.
+/// Serves WebSocket clients (and static files) on `listener`, over TLS when
+/// `config.tls` is set.
 pub async fn serve(config: Config, listener: TcpListener) -> io::Result<()> {
     let limits = listen::Limits {
         max_connections: config.max_connections,
         max_per_client: config.max_connections_per_client,
         header_timeout: config.header_timeout,
+        tls: config.tls.clone().map(TlsAcceptor::from),
     };
-    listen::serve(listener, http::router(config), limits).await
+    listen::serve(listener, http::router(config)?, limits).await
 }

@@ -5,13 +5,22 @@
 //! - A lost upstream connection is `UNAVAILABLE`, as gRPC has it and as tonic reports a
 //!   connection it could not open or whose pings went unanswered. A socket that fails
 //!   mid-call (the upstream killed) comes out of tonic as `UNKNOWN` "h2 protocol error".
+//! - A TLS handshake that failed is `UNAVAILABLE`, naming the location and rustls's
+//!   reason (an unknown issuer, a name mismatch, an expired certificate); tonic's own
+//!   message leaves the location out.
+//! - A connection that closed before the server answered is `UNAVAILABLE` naming the
+//!   location, not tonic's `CANCELLED` "operation was canceled". A TLS 1.3 server that
+//!   requires a client certificate does this to a client without one: its alert comes
+//!   after the client's handshake is done, and hyper reports only the closed connection.
 //! - The message is what a person reads: its first line, before any `. Detail: `, at
 //!   most [`MAX_MESSAGE_BYTES`]. Arrow C++ Flight servers (pyarrow among them) append
 //!   `. Detail: ` and the error's detail, which for a Python exception is its traceback:
 //!   file paths and source lines of the server, which a browser has no use for.
 
 use std::error::Error;
+use std::io;
 
+use tokio_rustls::rustls;
 use tonic::{Code, Status};
 
 /// The longest status message sent to a browser, in bytes.
@@ -32,6 +41,56 @@ pub(crate) fn for_browser(status: &Status) -> (Code, String) {
         }
     }
     (status.code(), summary(status.message()))
+}
+
+/// `status`, or if a TLS handshake with `location` failed under it, or its connection
+/// closed before an answer, an `UNAVAILABLE` status that says so.
+pub(crate) fn naming_location(status: Status, location: &str) -> Status {
+    if let Some(e) = tls_error(&status) {
+        return Status::unavailable(format!("TLS with {location} failed: {e}"));
+    }
+    if closed_before_answer(&status) {
+        let hint = match location.starts_with("grpc+tls://") {
+            true => " (a server that requires a client certificate does so: see --upstream-cert)",
+            false => "",
+        };
+        return Status::unavailable(format!(
+            "{location} closed the connection before answering{hint}"
+        ));
+    }
+    status
+}
+
+/// hyper cancels a request whose connection closed before its answer came.
+fn closed_before_answer(status: &Status) -> bool {
+    let mut source = status.source();
+    while let Some(error) = source {
+        if error
+            .downcast_ref::<hyper::Error>()
+            .is_some_and(|e| e.is_canceled())
+        {
+            return true;
+        }
+        source = error.source();
+    }
+    false
+}
+
+/// The rustls error under `status`, if any: rustls's errors reach tonic inside an
+/// `io::Error`, whose `source()` skips the error it wraps.
+fn tls_error(status: &Status) -> Option<&rustls::Error> {
+    let mut source = status.source();
+    while let Some(error) = source {
+        let inner = error
+            .downcast_ref::<io::Error>()
+            .and_then(|e| e.get_ref())
+            .map(|e| e as &(dyn Error + 'static));
+        if let Some(tls) = inner.unwrap_or(error).downcast_ref::<rustls::Error>() {
+            return Some(tls);
+        }
+        source = error.source();
+    }
+    None
 }
 
 /// The error that says the connection under `status`'s call is gone, if one does: a
@@ -96,6 +155,20 @@ mod tests {
             format!("{}...", "é".repeat((MAX_MESSAGE_BYTES - 3) / 2))
         );
         assert!(cut.len() <= MAX_MESSAGE_BYTES);
+    }
+
+    #[test]
+    fn a_tls_failure_names_the_location() {
+        let bad = rustls::Error::InvalidCertificate(rustls::CertificateError::Expired);
+        let status = Status::from_error(Box::new(io::Error::new(io::ErrorKind::InvalidData, bad)));
+        let named = naming_location(status, "grpc+tls://h:1");
+        assert_eq!(named.code(), Code::Unavailable);
+        assert_eq!(
+            named.message(),
+            "TLS with grpc+tls://h:1 failed: invalid peer certificate: Expired"
+        );
+        let other = naming_location(Status::internal("boom"), "grpc+tls://h:1");
+        assert_eq!((other.code(), other.message()), (Code::Internal, "boom"));
     }
 
     #[test]
