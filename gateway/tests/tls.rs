@@ -5,6 +5,7 @@
 mod support;
 
 use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 use quiver::flight::control::{ClientMessage, Descriptor, ServerMessage};
 use quiver_gateway::tls::{server_config, UpstreamTls};
@@ -12,8 +13,10 @@ use quiver_gateway::Config;
 use rustls_pki_types::pem::PemObject;
 use rustls_pki_types::CertificateDer;
 use support::certs::{Ca, Files, Leaf};
-use support::{config, gateway, Event, Upstream, Ws};
+use support::{config, gateway, Event, GatewayProcess, Upstream, Ws, WAIT};
+use tokio::io::AsyncReadExt;
 use tokio_rustls::rustls::{crypto::ring, ClientConfig, RootCertStore};
+use tokio_tungstenite::tungstenite;
 
 /// A pyarrow server on `grpc+tls` with `leaf`, requiring a client certificate signed by
 /// `client_ca` when given; the files must outlive the server's start.
@@ -134,6 +137,18 @@ async fn a_certificate_that_fails_its_check_names_the_host_and_the_reason() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_grpc_tls_location_is_never_dialled_in_plaintext() {
+    let plain = Upstream::start(&[]);
+    let (code, message) = doget_status(tls_config(&plain, "127.0.0.1", &Ca::new())).await;
+    let expected = format!(
+        "TLS with grpc+tls://127.0.0.1:{} failed: received corrupt message of type \
+         InvalidContentType",
+        plain.port
+    );
+    assert_eq!((code, message), (14, expected));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn mutual_tls_needs_the_client_certificate() {
     let (ca, files) = (Ca::new(), Files::new());
     let up = tls_upstream(&files, &ca.leaf(&["127.0.0.1"]), Some(&ca), &[]);
@@ -147,14 +162,17 @@ async fn mutual_tls_needs_the_client_certificate() {
     assert_eq!(doget_status(cfg).await, (0, String::new()));
 
     // TLS 1.3 sends the server's refusal after the client's handshake is done: the
-    // gateway sees a connection closed before the answer.
-    let expected = format!(
-        "grpc+tls://127.0.0.1:{} closed the connection before answering (a server that \
-         requires a client certificate does so: see --upstream-cert)",
-        up.port
-    );
-    let without = doget_status(tls_config(&up, "127.0.0.1", &ca)).await;
-    assert_eq!(without, (14, expected));
+    // gateway sees the connection close before the answer, or lost as it writes or
+    // reads, whichever comes first.
+    let location = format!("grpc+tls://127.0.0.1:{}", up.port);
+    let hint = "(a server that requires a client certificate closes it so: see \
+                --upstream-cert)";
+    let before_answer = format!("{location} closed the connection before answering {hint}");
+    let lost = format!("upstream connection to {location} lost: ");
+    let (code, message) = doget_status(tls_config(&up, "127.0.0.1", &ca)).await;
+    assert_eq!(code, 14, "{message}");
+    let named = message == before_answer || message.starts_with(&lost);
+    assert!(named && message.ends_with(hint), "{message}");
 }
 
 /// A rustls client that trusts only `ca`.
@@ -198,4 +216,84 @@ async fn the_gateway_serves_wss() {
     assert!(error.contains("UnknownIssuer"), "{error}");
     let plain = format!("ws://localhost:{}/flight", addr.port());
     assert!(Ws::connect_with(&plain, &[], None).await.is_err());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn over_wss_refusals_are_readable_and_handshakes_have_a_deadline() {
+    let up = Upstream::start(&[]);
+    let ca = Ca::new();
+    let leaf = ca.leaf(&["localhost"]);
+    let mut cfg = config(&up);
+    cfg.tls = Some(server_config(leaf.cert_pem.as_bytes(), leaf.key_pem.as_bytes()).unwrap());
+    cfg.max_connections_per_client = 1;
+    cfg.header_timeout = Duration::from_secs(2);
+    let addr = gateway(cfg).await;
+    let url = format!("wss://localhost:{}/flight", addr.port());
+    let trusting = client_trusting(&ca);
+
+    let first = Ws::connect_with(&url, &[], Some(trusting.clone()))
+        .await
+        .expect("first");
+    let refused = match Ws::connect_with(&url, &[], Some(trusting)).await {
+        Err(tungstenite::Error::Http(response)) => response,
+        Err(e) => panic!("expected a 503 response, got {e}"),
+        Ok(_) => panic!("a connection over the limit was accepted"),
+    };
+    assert_eq!(refused.status(), 503);
+    let body = String::from_utf8_lossy(refused.body().as_deref().unwrap_or_default());
+    assert_eq!(body, "this client is at its limit of 1 connections\n");
+
+    // A socket that never starts its handshake is closed after --header-timeout-secs
+    // (from another client address, so that it is not refused as over the limit).
+    drop(first);
+    let socket = tokio::net::TcpSocket::new_v4().expect("socket");
+    socket
+        .bind("127.0.0.2:0".parse().unwrap())
+        .expect("bind 127.0.0.2");
+    let mut silent = socket.connect(addr).await.expect("connect from 127.0.0.2");
+    let started = Instant::now();
+    let mut rest = Vec::new();
+    tokio::time::timeout(WAIT, silent.read_to_end(&mut rest))
+        .await
+        .expect("the gateway closes the socket")
+        .ok();
+    let waited = started.elapsed();
+    assert!(
+        rest.is_empty() && waited >= Duration::from_millis(1900) && waited < Duration::from_secs(6),
+        "closed after {waited:?} with {} bytes; the timeout is 2 s",
+        rest.len()
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_binary_reads_its_certificates_from_pem_files() {
+    let (ca, files) = (Ca::new(), Files::new());
+    let server = ca.leaf(&["127.0.0.1"]);
+    let up = tls_upstream(&files, &server, Some(&ca), &[]);
+    let gateway_leaf = ca.leaf(&["localhost"]);
+    let ca_file = files.write("ca.pem", &ca.pem);
+    let cert = files.write("gateway.pem", &gateway_leaf.cert_pem);
+    let key = files.write("gateway.key", &gateway_leaf.key_pem);
+    let upstream = format!("grpc+tls://127.0.0.1:{}", up.port);
+    let gateway = GatewayProcess::start(&[
+        "--upstream",
+        &upstream,
+        "--upstream-ca",
+        &ca_file,
+        "--upstream-cert",
+        &cert,
+        "--upstream-key",
+        &key,
+        "--tls-cert",
+        &cert,
+        "--tls-key",
+        &key,
+    ]);
+    let url = format!("wss://localhost:{}/flight", gateway.addr.port());
+    let mut ws = Ws::connect_with(&url, &[], Some(client_trusting(&ca)))
+        .await
+        .expect("wss connect");
+    let d = ws.do_get(1, "data:0:100:2", None).await;
+    assert_eq!((d.code, d.message.as_str()), (0, ""));
+    assert_eq!(d.batches(), ws.reference(2, "data:0:100:2").await);
 }

@@ -153,6 +153,7 @@ impl GatewayProcess {
             for line in BufReader::new(stderr).lines().map_while(Result::ok) {
                 let addr = line
                     .strip_prefix("quiver-gateway: ws://")
+                    .or_else(|| line.strip_prefix("quiver-gateway: wss://"))
                     .and_then(|rest| rest.split_once("/flight"))
                     .and_then(|(addr, _)| addr.parse::<SocketAddr>().ok());
                 if let Some(addr) = addr {
