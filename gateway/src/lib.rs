@@ -54,14 +54,18 @@ pub async fn run(args: Args) -> io::Result<()> {
         eprintln!("quiver-gateway: demo Flight service on grpc://{addr}");
     }
     let listener = TcpListener::bind(&args.listen).await?;
-    eprintln!(
-        "quiver-gateway: {}://{}/flight -> {}",
-        if config.tls.is_some() { "wss" } else { "ws" },
+    let scheme = if config.tls.is_some() { "wss" } else { "ws" };
+    let line = format!(
+        "quiver-gateway: {scheme}://{}/flight -> {}",
         listener.local_addr()?,
         config.upstream
     );
+    // A bad option (no CA for a grpc+tls upstream) stops the gateway before it says
+    // where it listens.
+    let (app, limits) = prepare(config)?;
+    eprintln!("{line}");
     tokio::select! {
-        r = serve(config, listener) => r,
+        r = listen::serve(listener, app, limits) => r,
         _ = tokio::signal::ctrl_c() => Ok(()),
     }
 }
@@ -69,11 +73,17 @@ pub async fn run(args: Args) -> io::Result<()> {
 /// Serves WebSocket clients (and static files) on `listener`, over TLS when
 /// `config.tls` is set.
 pub async fn serve(config: Config, listener: TcpListener) -> io::Result<()> {
+    let (app, limits) = prepare(config)?;
+    listen::serve(listener, app, limits).await
+}
+
+/// The router and the accept loop's limits for `config`.
+fn prepare(config: Config) -> io::Result<(axum::Router, listen::Limits)> {
     let limits = listen::Limits {
         max_connections: config.max_connections,
         max_per_client: config.max_connections_per_client,
         header_timeout: config.header_timeout,
         tls: config.tls.clone().map(TlsAcceptor::from),
     };
-    listen::serve(listener, http::router(config)?, limits).await
+    Ok((http::router(config)?, limits))
 }

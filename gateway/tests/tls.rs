@@ -297,3 +297,54 @@ async fn the_binary_reads_its_certificates_from_pem_files() {
     assert_eq!((d.code, d.message.as_str()), (0, ""));
     assert_eq!(d.batches(), ws.reference(2, "data:0:100:2").await);
 }
+
+/// The code and message of a DoGet through the gateway binary dialling `upstream`,
+/// whose system roots are the PEM file `roots` (rustls-native-certs reads
+/// `SSL_CERT_FILE`, and `SSL_CERT_DIR` unless empty).
+async fn doget_with_system_roots(upstream: &str, roots: &str) -> (i32, String) {
+    let env = [("SSL_CERT_FILE", roots), ("SSL_CERT_DIR", "")];
+    let gateway = GatewayProcess::start_with_env(&["--upstream", upstream], &env);
+    let mut ws = Ws::connect(gateway.addr, None).await.expect("connect");
+    let d = ws.do_get(1, "data:0:10:1", None).await;
+    (d.code, d.message)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn without_upstream_ca_the_system_roots_are_trusted() {
+    let (ca, files) = (Ca::new(), Files::new());
+    let up = tls_upstream(&files, &ca.leaf(&["127.0.0.1"]), None, &[]);
+    let upstream = format!("grpc+tls://127.0.0.1:{}", up.port);
+    let trusted = files.write("roots.pem", &ca.pem);
+    assert_eq!(
+        doget_with_system_roots(&upstream, &trusted).await,
+        (0, String::new())
+    );
+    let other = files.write("other-roots.pem", &Ca::new().pem);
+    let expected = format!("TLS with {upstream} failed: invalid peer certificate: UnknownIssuer");
+    assert_eq!(
+        doget_with_system_roots(&upstream, &other).await,
+        (14, expected)
+    );
+}
+
+#[test]
+fn a_tls_upstream_without_any_root_stops_the_gateway() {
+    let output = std::process::Command::new(env!("CARGO_BIN_EXE_quiver-gateway"))
+        .args([
+            "--listen",
+            "127.0.0.1:0",
+            "--upstream",
+            "grpc+tls://127.0.0.1:1",
+        ])
+        .env("SSL_CERT_FILE", "/nonexistent/roots.pem")
+        .env("SSL_CERT_DIR", "")
+        .output()
+        .expect("run quiver-gateway");
+    assert!(!output.status.success());
+    assert_eq!(
+        String::from_utf8_lossy(&output.stderr),
+        "quiver-gateway: grpc+tls upstreams need CA certificates: the system has none \
+         (failed to read PEM from file: No such file or directory (os error 2) at \
+         '/nonexistent/roots.pem'); pass --upstream-ca\n"
+    );
+}

@@ -140,9 +140,15 @@ pub struct GatewayProcess {
 
 impl GatewayProcess {
     pub fn start(args: &[&str]) -> GatewayProcess {
+        GatewayProcess::start_with_env(args, &[])
+    }
+
+    /// Starts the gateway with `env` added to its environment.
+    pub fn start_with_env(args: &[&str], env: &[(&str, &str)]) -> GatewayProcess {
         let mut child = Command::new(env!("CARGO_BIN_EXE_quiver-gateway"))
             .args(["--listen", "127.0.0.1:0"])
             .args(args)
+            .envs(env.iter().copied())
             .stderr(Stdio::piped())
             .stdin(Stdio::null())
             .spawn()
