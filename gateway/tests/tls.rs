@@ -14,7 +14,7 @@ use rustls_pki_types::pem::PemObject;
 use rustls_pki_types::CertificateDer;
 use support::certs::{Ca, Files, Leaf};
 use support::{config, gateway, Event, GatewayProcess, Upstream, Ws, WAIT};
-use tokio::io::AsyncReadExt;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio_rustls::rustls::{crypto::ring, ClientConfig, RootCertStore};
 use tokio_tungstenite::tungstenite;
 
@@ -189,6 +189,26 @@ fn client_trusting(ca: &Ca) -> Arc<ClientConfig> {
     Arc::new(config)
 }
 
+/// A raw HTTP/1.1 GET of `path` over TLS to `localhost:port`: the whole response.
+async fn https_get(port: u16, path: &str, tls: Arc<ClientConfig>) -> String {
+    let tcp = tokio::net::TcpStream::connect(("localhost", port))
+        .await
+        .expect("connect");
+    let name = rustls_pki_types::ServerName::try_from("localhost").expect("name");
+    let mut stream = tokio_rustls::TlsConnector::from(tls)
+        .connect(name, tcp)
+        .await
+        .expect("TLS handshake");
+    let request = format!("GET {path} HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n");
+    stream.write_all(request.as_bytes()).await.expect("write");
+    let mut response = String::new();
+    tokio::time::timeout(WAIT, stream.read_to_string(&mut response))
+        .await
+        .expect("in time")
+        .expect("read");
+    response
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_gateway_serves_wss() {
     let up = Upstream::start(&[]);
@@ -196,8 +216,16 @@ async fn the_gateway_serves_wss() {
     let leaf = ca.leaf(&["localhost"]);
     let mut cfg = config(&up);
     cfg.tls = Some(server_config(leaf.cert_pem.as_bytes(), leaf.key_pem.as_bytes()).unwrap());
+    let repo = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    cfg.static_dir = Some(repo.clone());
     let addr = gateway(cfg).await;
     let url = format!("wss://localhost:{}/flight", addr.port());
+
+    // Static files share the listener, so they are served over https.
+    let page = https_get(addr.port(), "/www/index.html", client_trusting(&ca)).await;
+    let index = std::fs::read_to_string(repo.join("www/index.html")).expect("www/index.html");
+    assert!(page.starts_with("HTTP/1.1 200 OK\r\n"), "{page}");
+    assert!(page.ends_with(&index), "the body is www/index.html");
 
     let mut ws = Ws::connect_with(&url, &[], Some(client_trusting(&ca)))
         .await
