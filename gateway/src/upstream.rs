@@ -19,9 +19,8 @@
 //! falling back to plaintext.
 
 use std::collections::HashMap;
-use std::time::Duration;
-
 use std::io;
+use std::time::Duration;
 
 use arrow_flight::flight_service_client::FlightServiceClient;
 use axum::http::{header, HeaderMap, HeaderValue};
