@@ -54,3 +54,59 @@ interface FlightClientDoPut<Batch, Table> {
     data: Table | Batch[],
   ): Promise<Uint8Array[]>;
 }
+
+/**
+ * What `StreamReader.from` and `tableFromIPCAsync` read: a fetch `Response` (which must be
+ * OK), a `ReadableStream` of `Uint8Array` (a Response's `body`, a Blob's `stream()`), a
+ * `Blob` or `File`, or any async iterable of `Uint8Array` (a Node stream, a generator).
+ */
+export type ByteSource = Response | ReadableStream<Uint8Array> | Blob | AsyncIterable<Uint8Array>;
+
+/** The reader's limits, and a signal that cancels the source and rejects with its reason. */
+export interface SourceOptions extends ReaderOptions {
+  signal?: AbortSignal;
+}
+
+interface StreamReaderFrom<Reader> {
+  /**
+   * A reader for `source`, which `for await` reads: it pushes each chunk as it arrives
+   * (each byte is copied once, into wasm memory) and yields the batches, each yours to
+   * `free()`. The reader is yours to free too; its `stats`, `schema` and `ended` work as
+   * for one you push to. ReadableStreams are read with `getReader()`, so this works in
+   * Safari too.
+   *
+   * - The end of the source ends the stream: the loop throws if it ended inside a
+   *   message or before the schema.
+   * - Leaving the loop early (`break`, an error) cancels the source.
+   * - `signal` cancels the source at once, and the loop rejects with `signal.reason`.
+   * - Throws at once for a Response that is not OK, naming its status.
+   *
+   * A source is read once: a second `for await` throws.
+   *
+   * ```js
+   * using reader = StreamReader.from(await fetch('/data.arrows'), { signal });
+   * for await (const batch of reader) { console.log(batch.numRows); batch.free(); }
+   * console.log(reader.stats.bytesCopied);
+   * ```
+   */
+  (source: ByteSource, options?: SourceOptions): Reader;
+}
+
+interface AsyncIterableReader<Batch> {
+  /**
+   * The batches of the source a reader from `StreamReader.from` was made for, as they
+   * arrive; each is yours to `free()`. Throws for a reader made with `new StreamReader()`.
+   */
+  [Symbol.asyncIterator](): AsyncIterator<Batch>;
+}
+
+/**
+ * A whole IPC stream from `source` (what `StreamReader.from` takes), in one `Table` that
+ * is yours to free. Each chunk is pushed as it arrives, so the body is never held whole
+ * in JavaScript. `tableFromIPC(bytes)` stays synchronous, for bytes you already have.
+ *
+ * ```js
+ * using table = await tableFromIPCAsync(await fetch('/data.arrows'));
+ * ```
+ */
+export function tableFromIPCAsync(source: ByteSource, options?: SourceOptions): Promise<Table>;

@@ -2,6 +2,7 @@
 // to its glue. The package's extras.js re-exports it (pkg-scripts/build.sh).
 
 import { keepOwners } from './owner.js';
+import { addReaderStreams } from './reader_stream.js';
 
 /**
  * Switches wasm memory to a resizable ArrayBuffer where the runtime can
@@ -28,9 +29,14 @@ export class FlightError extends Error {
 }
 
 /**
- * Makes a StreamReader iterable (`for (const batch of reader)` drains nextBatch()), a
- * FlightStream async-iterable, and adds FlightClient.doPut, which the glue cannot
- * generate: it takes a Table or an array of batches without taking them from the caller.
+ * What the glue cannot generate, and which the entries add to it:
+ * - StreamReader: `for (const batch of reader)` drains nextBatch(); `StreamReader.from`
+ *   reads a Response, ReadableStream, Blob or async iterable (`for await`);
+ * - FlightStream: `for await`;
+ * - FlightClient.doPut takes a Table or an array of batches without taking them from the
+ *   caller.
+ *
+ * Returns the functions the entries export: `tableFromIPCAsync`.
  */
 export function addProtocols({ StreamReader, FlightStream, FlightClient, ...classes }) {
   keepOwners(classes);
@@ -39,6 +45,7 @@ export function addProtocols({ StreamReader, FlightStream, FlightClient, ...clas
       yield batch;
     }
   };
+  const tableFromIPCAsync = addReaderStreams(StreamReader);
   // Absent from the decode-only build.
   if (FlightStream) {
     // Leaving the loop early (break, throw) cancels the rest of the stream.
@@ -75,4 +82,5 @@ export function addProtocols({ StreamReader, FlightStream, FlightClient, ...clas
       }
     };
   }
+  return { tableFromIPCAsync };
 }

@@ -16,3 +16,15 @@ extern "C" {
 extern "C" {
     type Protocols;
 }
+
+// What protocols.js adds for streams: the sources StreamReader.from reads, and the
+// reader over them.
+#[wasm_bindgen(module = "/src/js/sources.js")]
+extern "C" {
+    type Sources;
+}
+
+#[wasm_bindgen(module = "/src/js/reader_stream.js")]
+extern "C" {
+    type ReaderStream;
+}

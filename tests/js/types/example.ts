@@ -35,6 +35,23 @@ export async function decode(chunks: AsyncIterable<Uint8Array>): Promise<number>
   return rows + names.length + bytesPushed + bytesCopied + messages + batches + (reader.ended ? 1 : 0);
 }
 
+// The sources the platform hands over: StreamReader.from and tableFromIPCAsync.
+import { tableFromIPCAsync, type ByteSource, type SourceOptions } from 'quiver-arrow';
+
+export async function fromSources(response: Response, file: File, chunks: AsyncIterable<Uint8Array>): Promise<number> {
+  const options: SourceOptions = { maxMessageBytes: 1 << 20, signal: AbortSignal.timeout(1000) };
+  using reader: StreamReader = StreamReader.from(response, options);
+  let rows = 0;
+  for await (const batch of reader) {
+    const b: RecordBatch = batch;
+    rows += b.numRows;
+    b.free();
+  }
+  const sources: ByteSource[] = [file, file.stream(), chunks, response];
+  using table: Table = await tableFromIPCAsync(sources[0], { signal: new AbortController().signal });
+  return rows + table.numRows + reader.stats.bytesCopied;
+}
+
 export function whole(bytes: Uint8Array | Uint8Array[]): number {
   using table: Table = tableFromIPC(bytes);
   const stats: MemoryStats = memoryStats();

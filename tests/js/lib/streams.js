@@ -1,0 +1,300 @@
+// StreamReader.from and tableFromIPCAsync over the sources every runtime has
+// (ReadableStream, Response, Blob, async generators), shared by Node
+// (tests/js/streams.test.js) and each browser engine (tests/browser/streams.test.js).
+
+/** An IPC stream of `batches` batches of `rows` rows: int64 `id`, float64 `x`. */
+export function streamBytes(arrow, batches, rows) {
+  const batch = (b) => arrow.tableFromArrays({
+    id: BigInt64Array.from({ length: rows }, (_, i) => BigInt(b * rows + i)),
+    x: Float64Array.from({ length: rows }, (_, i) => i / 4),
+  });
+  let table = batch(0);
+  for (let b = 1; b < batches; b++) table = table.concat(batch(b));
+  return arrow.tableToIPC(table, 'stream');
+}
+
+/** `bytes` cut into views of `size` bytes (the last one shorter). */
+export function pieces(bytes, size) {
+  const out = [];
+  for (let at = 0; at < bytes.length; at += size) out.push(bytes.subarray(at, at + size));
+  return out;
+}
+
+/**
+ * A ReadableStream that hands out `chunks` one per pull. `log` records each pull and
+ * cancel; a chunk that is a Promise is awaited first (one that never settles holds the
+ * stream there).
+ */
+export function streamOf(chunks, log = []) {
+  let i = 0;
+  return new ReadableStream({
+    async pull(controller) {
+      if (i === chunks.length) {
+        controller.close();
+        return;
+      }
+      log.push(`chunk ${i}`);
+      controller.enqueue(await chunks[i++]);
+    },
+    cancel(reason) {
+      log.push(`cancel ${reason}`);
+    },
+  }, { highWaterMark: 0 });
+}
+
+/** The `id` values of `batches` (then freed), and how many batches there were. */
+function ids(batches) {
+  const out = batches.flatMap((b) => b.column('id').toArray());
+  for (const b of batches) b.free();
+  return out;
+}
+
+async function collect(reader) {
+  const batches = [];
+  for await (const batch of reader) batches.push(batch);
+  return batches;
+}
+
+const never = new Promise(() => {});
+
+export function streamTests({ test, assert, quiver, arrow }) {
+  const { StreamReader, tableFromIPC, tableFromIPCAsync } = quiver;
+  const bytes = streamBytes(arrow, 4, 300);
+  const want = (() => {
+    const table = tableFromIPC(bytes);
+    const values = table.getChild('id').toArray();
+    table.free();
+    return values;
+  })();
+
+  const sources = {
+    'a ReadableStream': (chunks) => streamOf(chunks),
+    'a Response': (chunks) => new Response(streamOf(chunks)),
+    'a Blob': (chunks) => new Blob(chunks),
+    'an async generator': (chunks) => (async function* generate() { yield* chunks; })(),
+  };
+
+  for (const [kind, make] of Object.entries(sources)) {
+    test(`StreamReader.from reads ${kind}, copying each byte once`, async () => {
+      const reader = StreamReader.from(make(pieces(bytes, 1000)));
+      assert.deepEqual(ids(await collect(reader)), want);
+      assert.equal(reader.ended, true);
+      const { bytesPushed, bytesCopied, batches } = reader.stats;
+      assert.deepEqual({ bytesPushed, bytesCopied, batches }, { bytesPushed: bytes.length, bytesCopied: bytes.length, batches: 4 });
+      reader.free();
+    });
+
+    test(`tableFromIPCAsync reads ${kind}`, async () => {
+      const table = await tableFromIPCAsync(make(pieces(bytes, 777)));
+      assert.equal(table.numRows, 1200);
+      assert.deepEqual(table.getChild('id').toArray(), want);
+      table.free();
+    });
+  }
+
+  test('each chunk is pushed as it arrives, the same array, before the next is read', async () => {
+    const chunks = pieces(bytes, 1000);
+    const log = [];
+    const reader = StreamReader.from(streamOf(chunks, log));
+    const pushed = [];
+    reader.push = (segment) => {
+      pushed.push(segment);
+      StreamReader.prototype.push.call(reader, segment);
+    };
+    for await (const batch of reader) {
+      log.push(`batch after ${pushed.length} chunks`);
+      batch.free();
+    }
+    assert.equal(pushed.length, chunks.length);
+    pushed.forEach((segment, i) => assert.ok(segment === chunks[i], `push ${i} got the source's chunk ${i} itself`));
+    // A batch is handed out as soon as the chunk that completes it was pushed, before the
+    // next chunk is read: never after the whole body.
+    const first = log.findIndex((line) => line.startsWith('batch'));
+    assert.ok(first > 0 && first < log.length - 4, `a batch before the body ended: ${log.join(', ')}`);
+    log.forEach((line, i) => {
+      if (line.startsWith('batch')) assert.equal(line, `batch after ${log.slice(0, i).filter((l) => l.startsWith('chunk')).length} chunks`);
+    });
+    reader.free();
+  });
+
+  test('breaking out of for await cancels a ReadableStream source', async () => {
+    const log = [];
+    const reader = StreamReader.from(streamOf(pieces(bytes, 500), log));
+    for await (const batch of reader) {
+      batch.free();
+      break;
+    }
+    assert.equal(log.at(-1), 'cancel undefined');
+    assert.ok(log.length < pieces(bytes, 500).length, 'stopped reading');
+    reader.free();
+  });
+
+  test('breaking out of for await returns an async iterator source', async () => {
+    let closed = false;
+    async function* generate() {
+      try {
+        yield* pieces(bytes, 500);
+      } finally {
+        closed = true;
+      }
+    }
+    const reader = StreamReader.from(generate());
+    for await (const batch of reader) {
+      batch.free();
+      break;
+    }
+    assert.equal(closed, true);
+    reader.free();
+  });
+
+  test('abort cancels a pending read and rejects with the reason', async () => {
+    const log = [];
+    const [head] = pieces(bytes, bytes.length - 100);
+    const controller = new AbortController();
+    const reader = StreamReader.from(streamOf([head, never], log), { signal: controller.signal });
+    const seen = [];
+    const reason = new Error('user left the page');
+    await assert.rejects(async () => {
+      for await (const batch of reader) {
+        seen.push(batch.numRows);
+        batch.free();
+        // The fourth batch is cut short: the next read waits for a chunk that never comes.
+        if (seen.length === 3) setTimeout(() => controller.abort(reason), 10);
+      }
+    }, (error) => error === reason);
+    assert.deepEqual(seen, [300, 300, 300]);
+    assert.equal(log.at(-1), 'cancel Error: user left the page');
+    reader.free();
+  });
+
+  test('abort stops an async iterator that never answers, and calls its return()', async () => {
+    let returned = false;
+    const iterable = {
+      [Symbol.asyncIterator]: () => ({
+        next: () => never,
+        return: async () => {
+          returned = true;
+          return { done: true };
+        },
+      }),
+    };
+    const controller = new AbortController();
+    const reader = StreamReader.from(iterable, { signal: controller.signal });
+    setTimeout(() => controller.abort(), 10);
+    await assert.rejects(collect(reader), { name: 'AbortError' });
+    reader.free();
+    await null;
+    assert.equal(returned, true);
+  });
+
+  test('abort cancels the source at once and hands out no batch already decoded', async () => {
+    const controller = new AbortController();
+    const log = [];
+    // One chunk holds the whole stream: four batches decoded by one push.
+    const reader = StreamReader.from(streamOf([bytes], log), { signal: controller.signal });
+    const seen = [];
+    await assert.rejects(async () => {
+      for await (const batch of reader) {
+        seen.push(batch.numRows);
+        batch.free();
+        controller.abort();
+        // The source is cancelled at once, not when the loop next asks for a batch.
+        await new Promise((resolve) => setTimeout(resolve, 0));
+        assert.equal(log.at(-1), `cancel ${controller.signal.reason}`);
+      }
+    }, { name: 'AbortError' });
+    assert.deepEqual(seen, [300]);
+    // Each engine words the default reason (a DOMException) its own way.
+    assert.equal(log.at(-1), `cancel ${controller.signal.reason}`);
+    reader.free();
+  });
+
+  test('a signal aborted before the loop cancels the source unread', async () => {
+    const log = [];
+    const reason = new Error('too late');
+    const reader = StreamReader.from(streamOf([bytes], log), { signal: AbortSignal.abort(reason) });
+    await assert.rejects(collect(reader), (error) => error === reason);
+    await null;
+    assert.deepEqual(log, ['cancel Error: too late']);
+    reader.free();
+  });
+
+  test('tableFromIPCAsync rejects with the reason of its signal', async () => {
+    const reason = new Error('stop');
+    const controller = new AbortController();
+    const pending = tableFromIPCAsync(streamOf([bytes.subarray(0, 1000), never]), { signal: controller.signal });
+    setTimeout(() => controller.abort(reason), 10);
+    await assert.rejects(pending, (error) => error === reason);
+  });
+
+  test('a body that ends inside a message gives the truncation error', async () => {
+    const cut = bytes.subarray(0, bytes.length - 100);
+    const reader = StreamReader.from(new Response(streamOf(pieces(cut, 1000))));
+    const batches = [];
+    await assert.rejects(async () => {
+      for await (const batch of reader) batches.push(batch);
+    }, { message: /^stream ended inside a message: message body needs \d+ bytes, got \d+$/ });
+    assert.equal(batches.length, 3);
+    ids(batches);
+    reader.free();
+    await assert.rejects(tableFromIPCAsync(new Blob([cut])),
+      { message: /^stream ended inside a message: message body needs \d+ bytes, got \d+$/ });
+    await assert.rejects(tableFromIPCAsync(new Blob([])), { message: 'invalid IPC stream: stream ended before its schema message' });
+  });
+
+  test('a Response that is not OK throws at once, naming its status', async () => {
+    let cancelled = false;
+    const body = new ReadableStream({ cancel: () => { cancelled = true; } });
+    const response = new Response(body, { status: 404, statusText: 'Not Found' });
+    assert.throws(() => StreamReader.from(response), {
+      message: 'StreamReader.from expects an OK Response, found HTTP 404 Not Found from a Response with no URL',
+    });
+    await null;
+    assert.equal(cancelled, true, 'its body is cancelled');
+    await assert.rejects(tableFromIPCAsync(new Response('oops', { status: 500 })), {
+      message: 'tableFromIPCAsync expects an OK Response, found HTTP 500 from a Response with no URL',
+    });
+  });
+
+  test('what is not a source, or not bytes, gets a clear error', async () => {
+    assert.throws(() => StreamReader.from(bytes), {
+      message: 'StreamReader.from expects a Response, a ReadableStream, an AsyncIterable of Uint8Array or a Blob, found Uint8Array',
+    });
+    assert.throws(() => StreamReader.from(bytes, { signal: 5 }), {
+      message: 'StreamReader.from option signal must be an AbortSignal, found 5',
+    });
+    assert.throws(() => StreamReader.from(streamOf([]), { maxMessageBytes: -1, signal: undefined }),
+      { message: 'maxMessageBytes must be a positive whole number of bytes, found -1' });
+    const locked = streamOf([bytes]);
+    locked.getReader();
+    assert.throws(() => StreamReader.from(locked), {
+      message: 'StreamReader.from expects an unlocked ReadableStream, found one another reader holds',
+    });
+    const log = [];
+    const text = StreamReader.from(streamOf(['not bytes'], log));
+    await assert.rejects(collect(text), { message: 'StreamReader.from expects chunks of Uint8Array, found a string' });
+    assert.equal(log.at(-1), 'cancel undefined');
+    text.free();
+    const garbage = new Uint8Array(64).fill(0xff);
+    const bad = StreamReader.from(streamOf([garbage, bytes], log));
+    await assert.rejects(collect(bad), { message: 'invalid IPC stream: expected a non-negative metadata length, found -1' });
+    assert.equal(log.at(-1), 'cancel undefined', 'a malformed stream cancels its source');
+    bad.free();
+  });
+
+  test('a source is read once; a reader made with new StreamReader() has none', async () => {
+    const reader = StreamReader.from(new Blob([bytes]));
+    ids(await collect(reader));
+    const message = 'for await reads a StreamReader made by StreamReader.from(source), once; this one has no source left to read (push bytes and use for...of instead)';
+    await assert.rejects(collect(reader), { message });
+    reader.free();
+    const plain = new StreamReader();
+    await assert.rejects(collect(plain), { message });
+    plain.free();
+  });
+
+  test('a Response with no body is an empty stream', async () => {
+    await assert.rejects(tableFromIPCAsync(new Response(null, { status: 204 })),
+      { message: 'invalid IPC stream: stream ended before its schema message' });
+  });
+}
