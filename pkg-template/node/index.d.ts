@@ -1,4 +1,4 @@
-import type { ReaderOptions, RecordBatch, Table } from './quiver.cjs';
+import type { ReaderOptions, RecordBatch, Table, WriterOptions } from './quiver.cjs';
 
 export * from './quiver.cjs';
 
@@ -15,6 +15,9 @@ declare module './quiver.cjs' {
   interface StreamReader extends IterableReader<RecordBatch>, AsyncIterableReader<RecordBatch> {}
   namespace StreamReader {
     const from: StreamReaderFrom<StreamReader>;
+  }
+  namespace StreamWriter {
+    const transformStream: StreamWriterTransformStream<RecordBatch, WriterOptions>;
   }
   interface FlightStream extends IterableFlightStream<RecordBatch> {}
   interface FlightClient extends FlightClientDoPut<RecordBatch, Table> {}

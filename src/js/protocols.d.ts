@@ -110,3 +110,28 @@ interface AsyncIterableReader<Batch> {
  * ```
  */
 export function tableFromIPCAsync(source: ByteSource, options?: SourceOptions): Promise<Table>;
+
+interface StreamWriterTransformStream<Batch, Options> {
+  /**
+   * The writer as a `TransformStream`: Quiver batches in, the IPC stream's bytes out, in
+   * the writer's right-sized chunks (one per message, or pieces of at most
+   * `maxChunkBytes`). The first batch sets the schema; closing writes the end-of-stream
+   * marker, and closing before any batch errors the stream.
+   *
+   * - Each batch written becomes the stream's, which frees it once written (write
+   *   `table.batches`, new handles on every read, to keep a table).
+   * - Each chunk is a `Uint8Array` over an `ArrayBuffer` of its own, which you may keep,
+   *   transfer or hand to `fetch` or a `Blob`: it is copied out of wasm memory when its
+   *   batch is written, and never changes after.
+   *
+   * ```js
+   * const encoder = StreamWriter.transformStream({ compression: 'zstd' });
+   * const upload = fetch(url, { method: 'POST', body: encoder.readable, duplex: 'half' });
+   * const writer = encoder.writable.getWriter();
+   * for (const batch of table.batches) await writer.write(batch);
+   * await writer.close();
+   * await upload;
+   * ```
+   */
+  (options?: Options): TransformStream<Batch, Uint8Array>;
+}

@@ -3,6 +3,7 @@
 
 import { keepOwners } from './owner.js';
 import { addReaderStreams } from './reader_stream.js';
+import { writerStream } from './writer_stream.js';
 
 /**
  * Switches wasm memory to a resizable ArrayBuffer where the runtime can
@@ -34,7 +35,8 @@ export class FlightError extends Error {
  *   reads a Response, ReadableStream, Blob or async iterable (`for await`);
  * - FlightStream: `for await`;
  * - FlightClient.doPut takes a Table or an array of batches without taking them from the
- *   caller.
+ *   caller;
+ * - StreamWriter.transformStream: the writer as a TransformStream.
  *
  * Returns the functions the entries export: `tableFromIPCAsync`.
  */
@@ -60,6 +62,10 @@ export function addProtocols({ StreamReader, FlightStream, FlightClient, ...clas
         if (!ended) this.cancel();
       }
     };
+  }
+  // Absent from the decode-only build, as is FlightClient.
+  if (classes.StreamWriter) {
+    classes.StreamWriter.transformStream = (options) => writerStream(classes, options);
   }
   if (FlightClient) {
     FlightClient.prototype.doPut = async function doPut(descriptor, data) {

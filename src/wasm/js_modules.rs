@@ -17,8 +17,8 @@ extern "C" {
     type Protocols;
 }
 
-// What protocols.js adds for streams: the sources StreamReader.from reads, and the
-// reader over them.
+// What protocols.js adds for streams: the sources StreamReader.from reads, the reader
+// over them, and the writer as a TransformStream.
 #[wasm_bindgen(module = "/src/js/sources.js")]
 extern "C" {
     type Sources;
@@ -27,4 +27,9 @@ extern "C" {
 #[wasm_bindgen(module = "/src/js/reader_stream.js")]
 extern "C" {
     type ReaderStream;
+}
+
+#[wasm_bindgen(module = "/src/js/writer_stream.js")]
+extern "C" {
+    type WriterStream;
 }

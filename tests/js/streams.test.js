@@ -1,5 +1,6 @@
-// StreamReader.from and tableFromIPCAsync in Node 20 (tests/js/lib/streams.js), plus the
-// sources only Node has: its own streams, and fetch from a local HTTP server.
+// StreamReader.from, tableFromIPCAsync and the writer's TransformStream in Node 20, whose
+// wasm memory is not resizable (tests/js/lib/streams.js), plus the sources only Node has:
+// its own streams, and fetch from a local HTTP server.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createServer } from 'node:http';

@@ -1,5 +1,5 @@
-// StreamReader.from and tableFromIPCAsync over the sources every runtime has
-// (ReadableStream, Response, Blob, async generators), shared by Node
+// StreamReader.from, tableFromIPCAsync and StreamWriter.transformStream over the sources
+// every runtime has (ReadableStream, Response, Blob, async generators), shared by Node
 // (tests/js/streams.test.js) and each browser engine (tests/browser/streams.test.js).
 
 /** An IPC stream of `batches` batches of `rows` rows: int64 `id`, float64 `x`. */
@@ -297,4 +297,145 @@ export function streamTests({ test, assert, quiver, arrow }) {
     await assert.rejects(tableFromIPCAsync(new Response(null, { status: 204 })),
       { message: 'invalid IPC stream: stream ended before its schema message' });
   });
+
+  writerStreamTests({ test, assert, quiver, arrow }, bytes);
 }
+
+function concat(parts) {
+  const out = new Uint8Array(parts.reduce((n, p) => n + p.length, 0));
+  let at = 0;
+  for (const p of parts) {
+    out.set(p, at);
+    at += p.length;
+  }
+  return out;
+}
+
+/** The bytes of `readable` in the chunks it gave. */
+async function chunksOf(readable) {
+  const out = [];
+  const reader = readable.getReader();
+  for (let r = await reader.read(); !r.done; r = await reader.read()) out.push(r.value);
+  return out;
+}
+
+function writerStreamTests({ test, assert, quiver, arrow }, bytes) {
+  const { StreamReader, StreamWriter, tableFromIPC, memoryStats } = quiver;
+
+  /** The chunk lengths a StreamWriter gives for `table`'s batches, and its stream's bytes. */
+  function expected(table, options) {
+    const writer = StreamWriter.forTable(table, options);
+    const lengths = [];
+    const parts = [];
+    for (const batch of table.batches) {
+      const chunks = writer.write(batch);
+      lengths.push(...chunks.lengths());
+      parts.push(chunks.toUint8Array());
+      chunks.free();
+      batch.free();
+    }
+    const end = writer.finish();
+    lengths.push(...end.lengths());
+    parts.push(end.toUint8Array());
+    end.free();
+    writer.free();
+    return { lengths, bytes: concat(parts) };
+  }
+
+  for (const options of [undefined, { maxChunkBytes: 500 }, { compression: 'zstd' }]) {
+    test(`StreamWriter.transformStream(${JSON.stringify(options)}) gives the writer's chunks, each in a buffer of its own`, async () => {
+      const table = tableFromIPC(bytes);
+      const want = expected(table, options);
+      const encoder = StreamWriter.transformStream(options);
+      const source = new ReadableStream({
+        start(controller) {
+          for (const batch of table.batches) controller.enqueue(batch);
+          controller.close();
+        },
+      });
+      const chunks = await chunksOf(source.pipeThrough(encoder));
+      assert.deepEqual(chunks.map((c) => c.length), want.lengths);
+      for (const chunk of chunks) {
+        assert.ok(chunk instanceof Uint8Array);
+        assert.equal(chunk.buffer.byteLength, chunk.byteLength, 'an ArrayBuffer of its own');
+        assert.equal(chunk.buffer.resizable, false);
+      }
+      // Valid after the writer moved on and memory grew.
+      const big = tableFromIPC(arrow.tableToIPC(arrow.tableFromArrays({ x: new BigInt64Array(8 << 20).fill(7n) }), 'stream'));
+      assert.deepEqual(new Uint8Array(await new Blob(chunks).arrayBuffer()), want.bytes);
+      big.free();
+      table.free();
+    });
+  }
+
+  test('the stream takes each batch and frees it, and frees its writer when closed', async () => {
+    const table = tableFromIPC(bytes);
+    const write = async () => {
+      const batches = table.batches;
+      const encoder = StreamWriter.transformStream();
+      const done = chunksOf(encoder.readable);
+      const writer = encoder.writable.getWriter();
+      for (const batch of batches) await writer.write(batch);
+      await writer.close();
+      await done;
+      return batches;
+    };
+    // A first run, and a first memoryStats(), may keep a little for good (the table's
+    // cache of its batches, what the module grows once), so the second run is measured.
+    await write();
+    memoryStats();
+    const baseline = memoryStats().liveBytes;
+    const batches = await write();
+    assert.equal(memoryStats().liveBytes, baseline);
+    for (const batch of batches) assert.throws(() => batch.numRows, /was freed/);
+    table.free();
+  });
+
+  test('piped into Response and back through StreamReader.from, the batches read back equal', async () => {
+    const table = tableFromIPC(bytes);
+    const batches = table.batches;
+    const source = new ReadableStream({
+      pull(controller) {
+        if (batches.length === 0) controller.close();
+        else controller.enqueue(batches.shift());
+      },
+    });
+    // A Response refuses chunks over a resizable buffer: this proves they are not.
+    const reader = StreamReader.from(new Response(source.pipeThrough(StreamWriter.transformStream({ compression: 'lz4' }))));
+    const got = [];
+    for await (const batch of reader) {
+      got.push(...batch.column('id').toArray());
+      batch.free();
+    }
+    assert.deepEqual(got, table.getChild('id').toArray());
+    reader.free();
+    table.free();
+  });
+
+  test('the writer stream errors clearly on what it cannot write, and takes even that batch', async () => {
+    const notBatch = 'StreamWriter.transformStream expects Quiver RecordBatches, found Object (fromArrowJS converts apache-arrow ones)';
+    const encoder = StreamWriter.transformStream();
+    const read = chunksOf(encoder.readable);
+    await assert.rejects(encoder.writable.getWriter().write({ numRows: 1 }), { message: notBatch });
+    await assert.rejects(read, { message: notBatch });
+
+    const noBatch = 'StreamWriter.transformStream was closed before any batch: the stream takes its schema from the first batch';
+    const empty = StreamWriter.transformStream();
+    const emptyRead = chunksOf(empty.readable);
+    await assert.rejects(empty.writable.close(), { message: noBatch });
+    await assert.rejects(emptyRead, { message: noBatch });
+
+    const table = tableFromIPC(bytes);
+    const other = quiver.batchFromColumns({ name: ['a'] });
+    const mixed = StreamWriter.transformStream();
+    const mixedRead = chunksOf(mixed.readable);
+    const writer = mixed.writable.getWriter();
+    await writer.write(table.batches[0]);
+    const mismatch = "the writer's schema has 2 columns, the batch has 1";
+    await assert.rejects(writer.write(other), { message: mismatch });
+    await assert.rejects(mixedRead, { message: mismatch });
+    assert.throws(() => other.numRows, /was freed/);
+    table.free();
+  });
+}
+

@@ -144,6 +144,22 @@ export function write(table: Table, module: WebAssembly.Module): Uint8Array[] {
   return out;
 }
 
+// The writer as a TransformStream.
+export async function upload(url: string, table: Table): Promise<Response> {
+  const encoder: TransformStream<RecordBatch, Uint8Array> = StreamWriter.transformStream({ compression: 'lz4' });
+  // TypeScript's DOM library does not know `duplex` yet, which streamed bodies need.
+  const init: RequestInit & { duplex: 'half' } = { method: 'POST', body: encoder.readable, duplex: 'half' };
+  const sent = fetch(url, init);
+  const writer = encoder.writable.getWriter();
+  for (const batch of table.batches) await writer.write(batch);
+  await writer.close();
+  return sent;
+}
+
+export function toFile(batches: ReadableStream<RecordBatch>, file: WritableStream<Uint8Array>): Promise<void> {
+  return batches.pipeThrough(StreamWriter.transformStream()).pipeTo(file);
+}
+
 export function columns(table: Table): number {
   let total = 0;
   for (const batch of table.batches) {
