@@ -17,13 +17,19 @@ use crate::ipc::StreamDecoder;
 /// pushed array, so the caller may reuse it as soon as `push` returns.
 ///
 /// ```js
-/// using reader = new StreamReader();
-/// for await (const chunk of response.body) {
-///   reader.push(chunk);
+/// const reader = new StreamReader();
+/// socket.binaryType = 'arraybuffer';
+/// socket.onmessage = ({ data }) => {
+///   reader.push(new Uint8Array(data));
 ///   for (const batch of reader) console.log(batch.numRows);
-/// }
-/// reader.finish(); // throws if the stream ended inside a message
+/// };
+/// socket.onclose = () => {
+///   try { reader.finish(); } finally { reader.free(); } // throws if the stream was cut short
+/// };
 /// ```
+///
+/// For a `Response`, `ReadableStream`, `Blob` or async iterable, `StreamReader.from(source)`
+/// makes a reader that pushes for you, which `for await` reads.
 #[wasm_bindgen]
 pub struct StreamReader {
     decoder: StreamDecoder,
