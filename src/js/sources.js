@@ -122,7 +122,8 @@ export function splitOptions(options, fn) {
   return { signal, limits };
 }
 
-function describe(value) {
+/** What `value` is, for an error message: its class, or a primitive as it is. */
+export function describe(value) {
   if (value === null || typeof value !== 'object') return typeof value === 'string' ? 'a string' : String(value);
   return value.constructor?.name ?? 'an object';
 }

@@ -9,6 +9,8 @@
 // not be resizable"). Where Chunks hand out copies already (fixed-size memory: Node 20,
 // WebKit) they are not copied again: every runtime copies each byte out once.
 
+import { describe } from './sources.js';
+
 /**
  * A TransformStream that writes the batches written to it with a `StreamWriter` made by
  * `StreamWriter.forBatch(first batch, options)`. Each batch becomes the stream's, which
@@ -57,9 +59,4 @@ export function writerStream({ StreamWriter, RecordBatch }, options) {
     // collector frees the writer.
     cancel: release,
   });
-}
-
-function describe(value) {
-  if (value === null || typeof value !== 'object') return String(value);
-  return value.constructor?.name ?? 'an object';
 }
