@@ -92,6 +92,22 @@ export function streamTests({ test, assert, quiver, arrow }) {
     });
   }
 
+  test('intoTable takes the batches not yet taken, and consumes the reader', () => {
+    const reader = new StreamReader();
+    for (const piece of pieces(bytes, 100)) reader.push(piece);
+    const first = reader.nextBatch();
+    const table = reader.intoTable();
+    assert.deepEqual([first.numRows, table.numRows, table.batches.length], [300, 900, 3]);
+    assert.deepEqual([...first.column('id').toArray(), ...table.getChild('id').toArray()], want);
+    assert.throws(() => reader.stats, /was freed/);
+    const cut = new StreamReader();
+    cut.push(bytes.subarray(0, bytes.length - 20));
+    assert.throws(() => cut.intoTable(), { message: /^stream ended inside a message: message body needs \d+ bytes, got \d+$/ });
+    assert.throws(() => cut.stats, /was freed/);
+    first.free();
+    table.free();
+  });
+
   test('each chunk is pushed as it arrives, the same array, before the next is read', async () => {
     const chunks = pieces(bytes, 1000);
     const log = [];
