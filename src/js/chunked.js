@@ -2,6 +2,7 @@
 
 import { typeTree } from './layout.js';
 import { FILL, makeColumn, Rows } from './column.js';
+import { isDirect } from './readers.js';
 import { OWNER } from './owner.js';
 
 /**
@@ -59,10 +60,16 @@ export class ChunkedColumn {
     return this.chunks[c].isValid(i - this.#starts[c]);
   }
 
-  /** Every row's value in one array. */
-  toArray() {
+  /** Every row's value in one array; `{ typed: true }` as in Column.toArray. */
+  toArray({ typed = false } = {}) {
+    const { chunks } = this;
+    if (typed && chunks.length > 0 && isDirect(this.type) && this.nullCount === 0) {
+      const out = new chunks[0].values.constructor(this.length);
+      chunks.forEach((chunk, c) => out.set(chunk.values, this.#starts[c]));
+      return out;
+    }
     const out = new Array(this.length);
-    this.chunks.forEach((chunk, c) => chunk[FILL](out, this.#starts[c]));
+    chunks.forEach((chunk, c) => chunk[FILL](out, this.#starts[c]));
     return out;
   }
 

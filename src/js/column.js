@@ -299,8 +299,13 @@ export class Column {
     throw new RangeError(`row ${i} is out of range: column "${this.name}" has ${this.length} rows`);
   }
 
-  /** Every row's value, copied into a new JS array. */
-  toArray() {
+  /**
+   * Every row's value, copied into a new JS array; with `{ typed: true }`, into a new typed
+   * array of the values' own class instead where every row is a number or bigint as it is
+   * stored (ints, floats but float16, time, duration) and the column has no nulls.
+   */
+  toArray({ typed = false } = {}) {
+    if (typed && isDirect(this.type) && this.nullCount === 0) return this.values.slice();
     return this[FILL](new Array(this.length), 0);
   }
 

@@ -157,6 +157,15 @@ function checkColumn(assert, column, want, where) {
   assert.deepEqual(column.toArray(), want.values, `${at}: toArray()`);
   want.values.forEach((v, i) => assert.deepEqual(column.get(i), v, `${at}: get(${i})`));
   assert.deepEqual([...column], want.values, `${at}: iteration`);
+  const typed = column.toArray({ typed: true });
+  if (ArrayBuffer.isView(typed)) {
+    assert.equal(column.nullCount, 0, `${at}: a typed toArray() of a column with nulls`);
+    assert.equal(typed.constructor, column.values.constructor, `${at}: toArray({ typed: true }) class`);
+    assert.notEqual(typed.buffer, column.values.buffer, `${at}: toArray({ typed: true }) is a copy`);
+    assert.deepEqual(Array.from(typed), want.values, `${at}: toArray({ typed: true })`);
+  } else {
+    assert.deepEqual(typed, want.values, `${at}: toArray({ typed: true })`);
+  }
   // The raw views: validity bits and fixed-width values where pyarrow gives the same value.
   const { validity, validityBitOffset } = column;
   if (validity !== null) {

@@ -189,6 +189,21 @@ export function memoryTests({ test, assert, quiver, arrow, expected, read, names
     table.free();
   });
 
+  test('toArray({ typed: true }) copies numbers without nulls into a typed array, and nothing else', () => {
+    const table = quiver.tableFromIPC(smallStream(arrow, 2, 5));
+    const [batch] = table.batches;
+    const [i32, f64, str] = batch.columns();
+    const ints = i32.toArray({ typed: true });
+    assert.ok(ints instanceof Int32Array && ints.buffer !== i32.values.buffer, 'a copy in an Int32Array');
+    assert.deepEqual(ints, Int32Array.of(0, 1, 2, 3, 4));
+    assert.deepEqual(f64.toArray({ typed: true }), Float64Array.of(0, 0.25, 0.5, 0.75, 1));
+    assert.deepEqual(str.toArray({ typed: true }), str.toArray(), 'strings stay a JS array');
+    assert.deepEqual(i32.toArray(), [0, 1, 2, 3, 4], 'a JS array by default');
+    assert.deepEqual(table.getChild('i32').toArray({ typed: true }), Int32Array.from({ length: 10 }, (_, i) => i));
+    batch.free();
+    table.free();
+  });
+
   test('a freed object says so when used, and freeing it again does nothing', () => {
     const message = 'quiver-arrow: this object was freed (by free() or the end of its `using` block) and cannot be used any more';
     const usedAfterFree = { message };
