@@ -172,6 +172,17 @@ function valueReader(column, start) {
       return viewReader(values, column.dataBuffers, type.id === 'Utf8View');
     case 'List': case 'LargeList': case 'Map': {
       const offsets = column.offsets;
+      const [items] = column.children;
+      if (type.id !== 'Map' && isDirect(items.type) && items.nullCount === 0) {
+        // Items that are their elements: copied from the child's values, no call per item.
+        const itemValues = items.values;
+        return (i) => {
+          const first = Number(offsets[i]);
+          const out = new Array(Number(offsets[i + 1]) - first);
+          for (let k = 0; k < out.length; k++) out[k] = itemValues[first + k];
+          return out;
+        };
+      }
       const child = entryReader(column);
       return (i) => {
         const out = [];
