@@ -180,6 +180,7 @@ export function columns(table: Table): number {
   }
   const chunked: ChunkedColumn = table.getChild(0);
   total += chunked.chunks.length + chunked.toArray().length + (chunked.isValid(0) ? 1 : 0);
+  total += chunked.toArray({ typed: true }).length;
   const copied: arrow.Table = table.toArrowJS(arrow, undefined);
   const viaFunction: arrow.Table = toArrowJS(table, arrow, { zeroCopy: false });
   return total + copied.numRows + viaFunction.numRows + table.toArray().length + table.numColumns;
