@@ -8,7 +8,8 @@ use wasm_bindgen::prelude::*;
 
 use super::super::error::{usage, WasmResult};
 use super::super::schema::schema_to_js;
-use super::error::{Failure, INTERNAL};
+use crate::flight::client::status::INTERNAL;
+use crate::flight::client::Failure;
 use crate::flight::control::{Descriptor, Endpoint, FlightInfo};
 use crate::ipc::{ReadLimits, StreamDecoder};
 
