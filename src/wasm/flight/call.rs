@@ -5,11 +5,12 @@
 use js_sys::{Array, Object, Uint8Array};
 use wasm_bindgen::prelude::*;
 
+use super::super::object::set;
 use super::super::schema::schema_to_js;
 use super::conn::ConnRef;
 use super::deferred::Deferred;
 use super::error::{Failure, INTERNAL};
-use super::info::{flight_info_to_js, schema_from_ipc, set};
+use super::info::{flight_info_to_js, schema_from_ipc};
 use crate::flight::control::ServerMessage;
 
 /// What the caller asked for, which decides what the answer becomes.

@@ -9,19 +9,18 @@ use std::rc::{Rc, Weak};
 
 use arrow_schema::SchemaRef;
 use js_sys::{Function, Object, Promise, Uint8Array};
-use serde::Serialize;
 use wasm_bindgen::prelude::*;
 use wasm_bindgen_futures::{future_to_promise, JsFuture};
 use web_sys::{AbortSignal, Event, WebSocket};
 
 use super::super::batch::{table_with_metadata, RecordBatch};
 use super::super::error::{usage, WasmResult};
+use super::super::object::{object, set};
 use super::super::reader::push_js;
 use super::super::schema::schema_to_js;
 use super::conn::{send, ConnRef};
 use super::deferred::Deferred;
 use super::error::{Failure, CANCELLED, DATA_LOSS, INTERNAL, RESOURCE_EXHAUSTED};
-use super::info::set;
 use super::reserve::{BodyReservation, MAX_PENDING_BODY_BYTES};
 use crate::flight::control::ClientMessage;
 use crate::flight::frame::{FrameKind, Header};
@@ -434,18 +433,6 @@ pub struct FlightStream {
     state: Rc<RefCell<GetState>>,
 }
 
-#[derive(Serialize)]
-#[serde(rename_all = "camelCase")]
-struct FlightStreamStatsJs {
-    bytes_received: f64,
-    ipc_bytes_received: f64,
-    bytes_pushed: f64,
-    bytes_copied: f64,
-    messages: f64,
-    batches: f64,
-    rows: f64,
-}
-
 #[wasm_bindgen(typescript_custom_section)]
 const FLIGHT_STREAM_TS: &str = r#"
 /** What a DoGet stream has received and decoded. */
@@ -521,16 +508,15 @@ impl FlightStream {
     pub fn stats(&self) -> JsValue {
         let s = self.state.borrow();
         let stats = s.decoder.stats();
-        let value = FlightStreamStatsJs {
-            bytes_received: s.credit.received as f64,
-            ipc_bytes_received: s.ipc_received as f64,
-            bytes_pushed: stats.bytes_pushed as f64,
-            bytes_copied: stats.bytes_copied as f64,
-            messages: stats.messages as f64,
-            batches: stats.batches as f64,
-            rows: s.rows as f64,
-        };
-        serde_wasm_bindgen::to_value(&value).unwrap_or(JsValue::UNDEFINED)
+        object(&[
+            ("bytesReceived", (s.credit.received as f64).into()),
+            ("ipcBytesReceived", (s.ipc_received as f64).into()),
+            ("bytesPushed", (stats.bytes_pushed as f64).into()),
+            ("bytesCopied", (stats.bytes_copied as f64).into()),
+            ("messages", (stats.messages as f64).into()),
+            ("batches", (stats.batches as f64).into()),
+            ("rows", (s.rows as f64).into()),
+        ])
     }
 
     /// The credit window this stream runs with, in bytes.
