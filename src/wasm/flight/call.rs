@@ -4,8 +4,9 @@
 use js_sys::{Array, Object, Uint8Array};
 use wasm_bindgen::prelude::*;
 
+use super::super::object::set;
 use super::super::schema::schema_to_js;
-use super::info::{flight_info_to_js, schema_from_ipc, set};
+use super::info::{flight_info_to_js, schema_from_ipc};
 use crate::flight::client::status::INTERNAL;
 use crate::flight::client::Failure;
 use crate::flight::control::ServerMessage;

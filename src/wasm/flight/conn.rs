@@ -12,13 +12,13 @@ use wasm_bindgen_futures::JsFuture;
 use web_sys::{AbortSignal, WebSocket};
 
 use super::super::batch::RecordBatch;
+use super::super::object::set;
 use super::super::reader::push_js;
 use super::abort::AbortWatch;
 use super::call::{answer, CallKind};
 use super::deferred::Deferred;
 use super::error::js_message;
 use super::get::Home;
-use super::info::set;
 use super::socket::{Socket, SocketEvent};
 use crate::flight::client::budget::DEFAULT_BUDGET_BYTES;
 use crate::flight::client::status::{CANCELLED, UNAVAILABLE};

@@ -5,13 +5,13 @@ use std::cell::RefCell;
 use std::rc::Rc;
 
 use js_sys::{Function, Promise};
-use serde::Serialize;
 use wasm_bindgen::prelude::*;
 use wasm_bindgen_futures::{future_to_promise, JsFuture};
 use web_sys::AbortSignal;
 
 use super::super::batch::{table_with_metadata, RecordBatch};
 use super::super::error::WasmResult;
+use super::super::object::object;
 use super::super::schema::schema_to_js;
 use super::abort::AbortWatch;
 use super::conn::{run, CollectSlot, ConnRef, Owner};
@@ -163,18 +163,6 @@ pub struct FlightStream {
     stream: StreamHandle,
 }
 
-#[derive(Serialize)]
-#[serde(rename_all = "camelCase")]
-struct FlightStreamStatsJs {
-    bytes_received: f64,
-    ipc_bytes_received: f64,
-    bytes_pushed: f64,
-    bytes_copied: f64,
-    messages: f64,
-    batches: f64,
-    rows: f64,
-}
-
 #[wasm_bindgen(typescript_custom_section)]
 const FLIGHT_STREAM_TS: &str = r#"
 /** What a DoGet stream has received and decoded. */
@@ -264,16 +252,15 @@ impl FlightStream {
         let Some(s) = self.stream.read(GetStream::stats) else {
             return JsValue::UNDEFINED;
         };
-        let value = FlightStreamStatsJs {
-            bytes_received: s.bytes_received as f64,
-            ipc_bytes_received: s.ipc_bytes_received as f64,
-            bytes_pushed: s.read.bytes_pushed as f64,
-            bytes_copied: s.read.bytes_copied as f64,
-            messages: s.read.messages as f64,
-            batches: s.read.batches as f64,
-            rows: s.rows as f64,
-        };
-        serde_wasm_bindgen::to_value(&value).unwrap_or(JsValue::UNDEFINED)
+        object(&[
+            ("bytesReceived", (s.bytes_received as f64).into()),
+            ("ipcBytesReceived", (s.ipc_bytes_received as f64).into()),
+            ("bytesPushed", (s.read.bytes_pushed as f64).into()),
+            ("bytesCopied", (s.read.bytes_copied as f64).into()),
+            ("messages", (s.read.messages as f64).into()),
+            ("batches", (s.read.batches as f64).into()),
+            ("rows", (s.rows as f64).into()),
+        ])
     }
 
     /// The credit window this stream runs with, in bytes.
