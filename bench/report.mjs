@@ -242,7 +242,7 @@ ${targetRows.join('\n')}
 
 ## Flight: where the bytes go
 
-${[...rawGap(), ...fetchAllLine()].join('\n') || 'The flight suite did not run.'}
+${[...rawGap(), ...fetchAllLine()].join('\n') || 'The flight suite did not run in Chromium.'}
 
 ${ENGINES.map(section).join('\n')}${tables('native.md') ? `\n## Native\n\n${tables('native.md')}\n` : ''}`;
 writeFileSync(outFile, page);
