@@ -3,8 +3,8 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::fields::Fields;
 use super::{ProtocolError, Result};
+use crate::fields::Fields;
 
 /// A Flight descriptor: `{"path": ["a", "b"]}` or `{"cmd": "<base64>"}`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
