@@ -14,5 +14,5 @@ export function initSync(module?: unknown): void;
 declare module './quiver.cjs' {
   interface StreamReader extends IterableReader<RecordBatch> {}
   interface FlightStream extends IterableFlightStream<RecordBatch> {}
-  interface FlightClient extends FlightClientDoPut<RecordBatch, Table> {}
+  interface FlightClient extends FlightClientDoPut<RecordBatch, Table>, FlightClientSql<RecordBatch, Table> {}
 }

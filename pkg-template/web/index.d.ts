@@ -6,5 +6,5 @@ export { default } from './quiver.js';
 declare module './quiver.js' {
   interface StreamReader extends IterableReader<RecordBatch> {}
   interface FlightStream extends IterableFlightStream<RecordBatch> {}
-  interface FlightClient extends FlightClientDoPut<RecordBatch, Table> {}
+  interface FlightClient extends FlightClientDoPut<RecordBatch, Table>, FlightClientSql<RecordBatch, Table> {}
 }

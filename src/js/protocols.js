@@ -2,6 +2,7 @@
 // to its glue. The package's extras.js re-exports it (pkg-scripts/build.sh).
 
 import { keepOwners } from './owner.js';
+import { FlightSqlClient } from './sql.js';
 
 /**
  * Switches wasm memory to a resizable ArrayBuffer where the runtime can
@@ -31,6 +32,7 @@ export class FlightError extends Error {
  * Makes a StreamReader iterable (`for (const batch of reader)` drains nextBatch()), a
  * FlightStream async-iterable, and adds FlightClient.doPut, which the glue cannot
  * generate: it takes a Table or an array of batches without taking them from the caller.
+ * Adds `client.sql`, the Flight SQL calls (sql.js).
  */
 export function addProtocols({ StreamReader, FlightStream, FlightClient, ...classes }) {
   keepOwners(classes);
@@ -74,5 +76,10 @@ export function addProtocols({ StreamReader, FlightStream, FlightClient, ...clas
         if (owned) for (const batch of batches) batch.free();
       }
     };
+    Object.defineProperty(FlightClient.prototype, 'sql', {
+      get() {
+        return new FlightSqlClient(this, StreamReader);
+      },
+    });
   }
 }

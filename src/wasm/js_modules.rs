@@ -16,3 +16,10 @@ extern "C" {
 extern "C" {
     type Protocols;
 }
+
+// Flight SQL on a FlightClient, which protocols.js imports. In the decode-only build too:
+// protocols.js imports it there as well.
+#[wasm_bindgen(module = "/src/js/sql.js")]
+extern "C" {
+    type FlightSql;
+}
