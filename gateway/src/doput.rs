@@ -30,7 +30,7 @@ use crate::budget::{Account, Held};
 use crate::convert::descriptor_to_proto;
 use crate::out::Out;
 use crate::sql::{self, PutAnswer};
-use crate::upstream::{request, Client};
+use crate::upstream::{request, CallMetadata, Client};
 
 const DO_PUT: &str = "/arrow.flight.protocol.FlightService/DoPut";
 
@@ -65,7 +65,7 @@ pub(crate) struct DoPut {
     pub stream: u32,
     pub client: Client,
     pub descriptor: Descriptor,
-    pub token: Option<String>,
+    pub metadata: CallMetadata,
     pub uploads: mpsc::Receiver<Upload>,
     pub credit: Arc<Mutex<Credit>>,
     pub out: Out,
@@ -79,7 +79,7 @@ impl DoPut {
             stream,
             client,
             descriptor,
-            token,
+            metadata,
             uploads,
             credit,
             out,
@@ -95,7 +95,7 @@ impl DoPut {
             other => (descriptor_to_proto(other)?, PutAnswer::Opaque),
         };
         let (tx, rx) = mpsc::channel::<Outgoing>(2);
-        let req = request(upload_stream(rx), token.as_deref())?;
+        let req = request(upload_stream(rx), &metadata)?;
         let results_out = out.clone();
         let call = async move {
             let mut grpc = client.grpc();

@@ -2,6 +2,8 @@
 // to its glue. The package's extras.js re-exports it (pkg-scripts/build.sh).
 
 import { keepOwners } from './owner.js';
+import { addReaderStreams } from './reader_stream.js';
+import { writerStream } from './writer_stream.js';
 import { FlightSqlClient } from './sql.js';
 
 /**
@@ -29,10 +31,16 @@ export class FlightError extends Error {
 }
 
 /**
- * Makes a StreamReader iterable (`for (const batch of reader)` drains nextBatch()), a
- * FlightStream async-iterable, and adds FlightClient.doPut, which the glue cannot
- * generate: it takes a Table or an array of batches without taking them from the caller.
- * Adds `client.sql`, the Flight SQL calls (sql.js).
+ * What the glue cannot generate, and which the entries add to it:
+ * - StreamReader: `for (const batch of reader)` drains nextBatch(); `StreamReader.from`
+ *   reads a Response, ReadableStream, Blob or async iterable (`for await`);
+ * - FlightStream: `for await`;
+ * - FlightClient.doPut takes a Table or an array of batches without taking them from the
+ *   caller;
+ * - StreamWriter.transformStream: the writer as a TransformStream;
+ * - FlightClient.sql: the Flight SQL calls (sql.js).
+ *
+ * Returns the functions the entries export: `tableFromIPCAsync`.
  */
 export function addProtocols({ StreamReader, FlightStream, FlightClient, ...classes }) {
   keepOwners(classes);
@@ -41,6 +49,7 @@ export function addProtocols({ StreamReader, FlightStream, FlightClient, ...clas
       yield batch;
     }
   };
+  const tableFromIPCAsync = addReaderStreams(StreamReader);
   // Absent from the decode-only build.
   if (FlightStream) {
     // Leaving the loop early (break, throw) cancels the rest of the stream.
@@ -55,6 +64,10 @@ export function addProtocols({ StreamReader, FlightStream, FlightClient, ...clas
         if (!ended) this.cancel();
       }
     };
+  }
+  // Absent from the decode-only build, as is FlightClient.
+  if (classes.StreamWriter) {
+    classes.StreamWriter.transformStream = (options) => writerStream(classes, options);
   }
   if (FlightClient) {
     FlightClient.prototype.doPut = async function doPut(descriptor, data) {
@@ -82,4 +95,5 @@ export function addProtocols({ StreamReader, FlightStream, FlightClient, ...clas
       },
     });
   }
+  return { tableFromIPCAsync };
 }

@@ -17,6 +17,23 @@ extern "C" {
     type Protocols;
 }
 
+// What protocols.js adds for streams: the sources StreamReader.from reads, the reader
+// over them, and the writer as a TransformStream.
+#[wasm_bindgen(module = "/src/js/sources.js")]
+extern "C" {
+    type Sources;
+}
+
+#[wasm_bindgen(module = "/src/js/reader_stream.js")]
+extern "C" {
+    type ReaderStream;
+}
+
+#[wasm_bindgen(module = "/src/js/writer_stream.js")]
+extern "C" {
+    type WriterStream;
+}
+
 // Flight SQL on a FlightClient, which protocols.js imports. In the decode-only build too:
 // protocols.js imports it there as well.
 #[wasm_bindgen(module = "/src/js/sql.js")]

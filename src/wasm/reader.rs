@@ -17,13 +17,19 @@ use crate::ipc::StreamDecoder;
 /// pushed array, so the caller may reuse it as soon as `push` returns.
 ///
 /// ```js
-/// using reader = new StreamReader();
-/// for await (const chunk of response.body) {
-///   reader.push(chunk);
+/// const reader = new StreamReader();
+/// socket.binaryType = 'arraybuffer';
+/// socket.onmessage = ({ data }) => {
+///   reader.push(new Uint8Array(data));
 ///   for (const batch of reader) console.log(batch.numRows);
-/// }
-/// reader.finish(); // throws if the stream ended inside a message
+/// };
+/// socket.onclose = () => {
+///   try { reader.finish(); } finally { reader.free(); } // throws if the stream was cut short
+/// };
 /// ```
+///
+/// For a `Response`, `ReadableStream`, `Blob` or async iterable, `StreamReader.from(source)`
+/// makes a reader that pushes for you, which `for await` reads.
 #[wasm_bindgen]
 pub struct StreamReader {
     decoder: StreamDecoder,
@@ -121,6 +127,25 @@ impl StreamReader {
         Ok(self.decoder.finish()?)
     }
 
+    /// Ends the stream as `finish()` does and takes the batches not yet taken, in a
+    /// `Table` that is yours to free. Consumes the reader, also when it throws.
+    ///
+    /// ```js
+    /// const reader = new StreamReader();
+    /// for (const segment of segments) reader.push(segment);
+    /// using table = reader.intoTable();
+    /// ```
+    #[wasm_bindgen(js_name = intoTable)]
+    pub fn into_table(mut self) -> WasmResult<Table> {
+        self.decoder.finish()?;
+        let batches = std::iter::from_fn(|| self.decoder.next_batch_with_metadata()).collect();
+        let schema = self
+            .decoder
+            .schema()
+            .ok_or_else(|| usage("stream has no schema"))?;
+        Ok(table_with_metadata(schema, batches))
+    }
+
     /// The schema, once the first message has arrived; otherwise `undefined`.
     #[wasm_bindgen(getter, unchecked_return_type = "Schema | undefined")]
     pub fn schema(&self) -> JsValue {
@@ -160,16 +185,11 @@ pub fn table_from_ipc(
     options: Option<ReaderOptionsJs>,
 ) -> WasmResult<Table> {
     let mut reader = StreamReader::new(options)?;
-    let mut batches = Vec::new();
     let mut push = |segment: JsValue| -> WasmResult<()> {
         let segment = segment
             .dyn_into::<Uint8Array>()
             .map_err(|_| usage("tableFromIPC expects a Uint8Array or an array of Uint8Array"))?;
-        reader.push_array(&segment)?;
-        batches.extend(std::iter::from_fn(|| {
-            reader.decoder.next_batch_with_metadata()
-        }));
-        Ok(())
+        reader.push_array(&segment)
     };
     if Array::is_array(&input) {
         for segment in Array::from(&input).iter() {
@@ -178,10 +198,5 @@ pub fn table_from_ipc(
     } else {
         push(input)?;
     }
-    reader.decoder.finish()?;
-    let schema = reader
-        .decoder
-        .schema()
-        .ok_or_else(|| usage("stream has no schema"))?;
-    Ok(table_with_metadata(schema, batches))
+    reader.into_table()
 }
