@@ -139,6 +139,9 @@ interface StreamWriterTransformStream<Batch, Options> {
 /** The FlightInfo type of a client, read from its `getFlightInfo` (absent in decode-only). */
 type InfoOf<Client> = Client extends { getFlightInfo(descriptor: never): Promise<infer Info> } ? Info : never;
 
+/** The schema type of a FlightInfo type. */
+type SchemaOf<Info> = Info extends { schema: infer Schema } ? Schema : never;
+
 /** Options of every `client.sql` call: aborting the signal rejects the call with CANCELLED. */
 interface SqlCallOptions {
   signal?: AbortSignal;
@@ -157,7 +160,7 @@ interface FlightClientSql<Batch, Table> {
 }
 
 /** The Flight SQL calls of a FlightClient (`client.sql`). */
-interface FlightSqlClient<Batch, Table, Info extends { schema?: unknown }> {
+interface FlightSqlClient<Batch, Table, Info> {
   /** The FlightInfo of a query; `fetchAll` or `doGet` read its endpoints. */
   query(sql: string, options?: SqlCallOptions): Promise<Info>;
   /** Runs a query and reads all of its endpoints into one Table (`fetchAll`'s options apply). */
@@ -200,11 +203,11 @@ interface FlightSqlClient<Batch, Table, Info extends { schema?: unknown }> {
 }
 
 /** A prepared statement on the server; `close()` it when done. */
-interface PreparedStatement<Batch, Table, Info extends { schema?: unknown }> {
+interface PreparedStatement<Batch, Table, Info> {
   /** The schema of its results, as the server announced it. */
-  readonly datasetSchema: Info['schema'];
+  readonly datasetSchema: SchemaOf<Info>;
   /** The schema of its parameters (`$1`, `$2`, ... for DataFusion). */
-  readonly parameterSchema: Info['schema'];
+  readonly parameterSchema: SchemaOf<Info>;
   /** Binds parameters (one row) for `execute`, through DoPut. The data stays yours. */
   bind(parameters: Batch | Table | Batch[], options?: SqlCallOptions): Promise<void>;
   /** The FlightInfo of the statement with its bound parameters. */
