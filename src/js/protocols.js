@@ -91,7 +91,7 @@ export function addProtocols({ StreamReader, FlightStream, FlightClient, ...clas
     };
     Object.defineProperty(FlightClient.prototype, 'sql', {
       get() {
-        return new FlightSqlClient(this, StreamReader);
+        return new FlightSqlClient(this, { StreamReader, batchFromColumns: classes.batchFromColumns });
       },
     });
   }

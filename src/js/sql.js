@@ -90,14 +90,15 @@ function infoToJson(info) {
 
 /** A Table, an array of batches, or one batch, as `doPut` takes it. */
 function putData(data) {
-  return data === undefined ? [] : Array.isArray(data) || data.batches ? data : [data];
+  return Array.isArray(data) || data.batches ? data : [data];
 }
 
 /** The calls that FlightSqlClient and PreparedStatement build on. */
 class Calls {
-  constructor(client, StreamReader) {
+  constructor(client, { StreamReader, batchFromColumns }) {
     this.client = client;
     this.StreamReader = StreamReader;
+    this.batchFromColumns = batchFromColumns;
   }
 
   info(command, signal) {
@@ -108,8 +109,20 @@ class Calls {
     return this.client.fetchAll(info, { ...options, signal });
   }
 
-  put(command, data, signal) {
-    return abortable(signal, () => this.client.doPut(sqlDescriptor(command), putData(data)));
+  /**
+   * A DoPut to `command`. The client's DoPut takes its schema from a batch, so one without
+   * data (an update without parameters) sends a batch of no columns and no rows.
+   */
+  async put(command, data, signal) {
+    if (data !== undefined) {
+      return abortable(signal, () => this.client.doPut(sqlDescriptor(command), putData(data)));
+    }
+    const empty = this.batchFromColumns({});
+    try {
+      return await abortable(signal, () => this.client.doPut(sqlDescriptor(command), [empty]));
+    } finally {
+      empty.free();
+    }
   }
 
   async update(command, data, signal) {
@@ -147,8 +160,8 @@ class Calls {
 export class FlightSqlClient {
   #calls;
 
-  constructor(client, StreamReader) {
-    this.#calls = new Calls(client, StreamReader);
+  constructor(client, classes) {
+    this.#calls = new Calls(client, classes);
   }
 
   /** The FlightInfo of a query; `fetchAll` or `doGet` read its endpoints. */

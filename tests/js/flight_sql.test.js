@@ -131,7 +131,7 @@ test('metadata: catalogs, schemas, tables and table types', async () => {
     const rows = tables.toArray();
     assert.deepEqual(rows.map((r) => r.table_name).sort(), ['cities', 'trips']);
     const cities = rows.find((r) => r.table_name === 'cities');
-    assert.equal(cities.table_type, 'BASE TABLE');
+    assert.equal(cities.table_type, 'Base');
     // table_schema holds each table's IPC schema.
     const reader = new quiver.StreamReader();
     reader.push(cities.table_schema);
@@ -142,7 +142,7 @@ test('metadata: catalogs, schemas, tables and table types', async () => {
   }
   assert.deepEqual(
     (await rowsOf(client.sql.getTableTypes())).map((r) => r.table_type),
-    ['BASE TABLE', 'VIEW', 'LOCAL TEMPORARY'],
+    ['Base', 'View', 'Temporary'],
   );
 });
 
