@@ -373,7 +373,7 @@ mod tests {
         let err = |json: &str| Command::from_json(json).unwrap_err().message().to_string();
         assert_eq!(
             err(r#"{"type":"statementQuery"}"#),
-            "descriptor.sql is not valid: missing field `query` at line 1 column 25"
+            "descriptor.sql is not valid: missing field `query`"
         );
         assert!(
             err(r#"{"type":"dropEverything"}"#)
