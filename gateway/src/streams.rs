@@ -19,7 +19,7 @@ use tonic::Status;
 
 use crate::budget::{Account, Held};
 use crate::calls;
-use crate::convert::{descriptor_to_proto, status_message};
+use crate::convert::status_message;
 use crate::credit::SharedCredit;
 use crate::doget::DoGet;
 use crate::doput::{DoPut, Upload};
@@ -240,7 +240,7 @@ impl Streams {
                 let task = DoPut {
                     stream,
                     client,
-                    descriptor: descriptor_to_proto(descriptor),
+                    descriptor,
                     metadata,
                     uploads: rx,
                     credit: credit.clone(),

@@ -12,5 +12,5 @@ declare module './quiver.js' {
     const transformStream: StreamWriterTransformStream<RecordBatch, WriterOptions>;
   }
   interface FlightStream extends IterableFlightStream<RecordBatch> {}
-  interface FlightClient extends FlightClientDoPut<RecordBatch, Table> {}
+  interface FlightClient extends FlightClientDoPut<RecordBatch, Table>, FlightClientSql<RecordBatch, Table> {}
 }
