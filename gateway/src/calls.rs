@@ -1,15 +1,14 @@
 //! The Flight calls whose results travel as JSON: Handshake, ListFlights, GetFlightInfo,
 //! PollFlightInfo, GetSchema, DoAction and ListActions. Flight SQL's `sql.` actions go
-//! through [`sql::SqlAction`].
+//! through [`SqlAction`].
 
 use arrow_flight::{Action, Criteria, Empty, HandshakeRequest};
 use quiver::flight::control::{ClientMessage, ServerMessage};
-use quiver::flight::message::CONTINUATION;
 use tonic::Status;
 
-use crate::convert::{descriptor_to_proto, info_from_proto, poll_from_proto};
+use crate::convert::{descriptor_to_proto, encapsulated, info_from_proto, poll_from_proto};
 use crate::out::Out;
-use crate::sql;
+use crate::sql::action::{SqlAction, ACTION_PREFIX};
 use crate::upstream::{request, CallMetadata, Client};
 
 /// Runs one request and sends its results; the caller sends the terminal status.
@@ -86,8 +85,8 @@ pub(crate) async fn run(
             stream,
             action,
             body,
-        } if action.starts_with(sql::ACTION_PREFIX) => {
-            let sql_action = sql::SqlAction::parse(&action[sql::ACTION_PREFIX.len()..], &body)?;
+        } if action.starts_with(ACTION_PREFIX) => {
+            let sql_action = SqlAction::parse(&action[ACTION_PREFIX.len()..], &body)?;
             let req = request(sql_action.to_action()?, metadata)?;
             let mut results = client.do_action(req).await?.into_inner();
             while let Some(r) = results.message().await? {
@@ -145,35 +144,4 @@ fn with_encapsulated_schema(
 ) -> quiver::flight::control::FlightInfo {
     info.schema = encapsulated(std::mem::take(&mut info.schema));
     info
-}
-
-/// Flight allows schema bytes without the continuation marker (the pre-1.0 IPC
-/// format); the client's decoder wants it, so add it.
-pub(crate) fn encapsulated(schema: Vec<u8>) -> Vec<u8> {
-    let marker = CONTINUATION.to_le_bytes();
-    if schema.is_empty() || schema.starts_with(&marker) {
-        return schema;
-    }
-    let mut out = Vec::with_capacity(schema.len() + 4);
-    out.extend_from_slice(&marker);
-    out.extend_from_slice(&schema);
-    out
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn schema_bytes_get_the_marker() {
-        assert_eq!(encapsulated(vec![]), Vec::<u8>::new());
-        assert_eq!(
-            encapsulated(vec![8, 0, 0, 0, 1]),
-            [255, 255, 255, 255, 8, 0, 0, 0, 1]
-        );
-        assert_eq!(
-            encapsulated(vec![255, 255, 255, 255, 0, 0, 0, 0]),
-            [255, 255, 255, 255, 0, 0, 0, 0]
-        );
-    }
 }

@@ -3,18 +3,17 @@
 use arrow_flight::flight_descriptor::DescriptorType;
 use arrow_flight::{FlightDescriptor, FlightEndpoint, FlightInfo, Location, PollInfo, Ticket};
 use quiver::flight::control::{self, code_name, Descriptor, ServerMessage};
+use quiver::flight::message::CONTINUATION;
 use tonic::Status;
 
-use crate::sql;
+use crate::sql::command::Command;
 
 /// The Flight descriptor of a protocol one; a `sql` descriptor's command is encoded here.
 pub(crate) fn descriptor_to_proto(d: Descriptor) -> Result<FlightDescriptor, Status> {
     Ok(match d {
         Descriptor::Path(path) => FlightDescriptor::new_path(path),
         Descriptor::Cmd(cmd) => FlightDescriptor::new_cmd(cmd),
-        Descriptor::Sql(json) => {
-            FlightDescriptor::new_cmd(sql::Command::from_json(&json)?.to_cmd()?)
-        }
+        Descriptor::Sql(json) => FlightDescriptor::new_cmd(Command::from_json(&json)?.to_cmd()?),
     })
 }
 
@@ -110,9 +109,35 @@ pub(crate) fn status_message(stream: u32, status: &Status) -> ServerMessage {
     }
 }
 
+/// Flight allows schema bytes without the continuation marker (the pre-1.0 IPC
+/// format); the client's decoder wants it, so add it.
+pub(crate) fn encapsulated(schema: Vec<u8>) -> Vec<u8> {
+    let marker = CONTINUATION.to_le_bytes();
+    if schema.is_empty() || schema.starts_with(&marker) {
+        return schema;
+    }
+    let mut out = Vec::with_capacity(schema.len() + 4);
+    out.extend_from_slice(&marker);
+    out.extend_from_slice(&schema);
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn schema_bytes_get_the_marker() {
+        assert_eq!(encapsulated(vec![]), Vec::<u8>::new());
+        assert_eq!(
+            encapsulated(vec![8, 0, 0, 0, 1]),
+            [255, 255, 255, 255, 8, 0, 0, 0, 1]
+        );
+        assert_eq!(
+            encapsulated(vec![255, 255, 255, 255, 0, 0, 0, 0]),
+            [255, 255, 255, 255, 0, 0, 0, 0]
+        );
+    }
 
     #[test]
     fn flight_info_to_json() {

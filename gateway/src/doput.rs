@@ -29,7 +29,7 @@ use tonic_prost::{ProstDecoder, ProstEncoder};
 use crate::budget::{Account, Held};
 use crate::convert::descriptor_to_proto;
 use crate::out::Out;
-use crate::sql::{self, PutAnswer};
+use crate::sql::command::{Command, PutAnswer};
 use crate::upstream::{request, CallMetadata, Client};
 
 const DO_PUT: &str = "/arrow.flight.protocol.FlightService/DoPut";
@@ -88,7 +88,7 @@ impl DoPut {
         } = self;
         let (descriptor, answer) = match descriptor {
             Descriptor::Sql(json) => {
-                let command = sql::Command::from_json(&json)?;
+                let command = Command::from_json(&json)?;
                 let cmd = FlightDescriptor::new_cmd(command.to_cmd()?);
                 (cmd, command.put_answer())
             }

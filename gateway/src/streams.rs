@@ -17,6 +17,7 @@ use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
 use tonic::Status;
 
+use crate::budget::MIN_STREAM_WINDOW;
 use crate::budget::{Account, Held};
 use crate::calls;
 use crate::convert::status_message;
@@ -26,7 +27,7 @@ use crate::doput::{DoPut, Upload};
 use crate::out::Out;
 use crate::shared::Shared;
 use crate::status::naming_location;
-use crate::upstream::{stream_window, CallMetadata, Pool, MIN_STREAM_WINDOW};
+use crate::upstream::{stream_window, CallMetadata, Pool};
 
 /// A stream's end: its id and the call's result.
 pub(crate) type Finished = (u32, Result<(), Status>);

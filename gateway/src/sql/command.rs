@@ -1,35 +1,20 @@
-//! Flight SQL in JSON: the browser names Flight SQL commands and actions in JSON, and the
-//! gateway encodes them as Flight SQL's protobuf messages (arrow-flight's `sql` types)
-//! and decodes their results back to JSON. The wasm client thus carries no protobuf code
-//! (docs/protocol.md, "Flight SQL").
-//!
-//! - A descriptor `{"sql": {"type": "statementQuery", "query": "..."}}` becomes the
-//!   command descriptor of that `Command*` message, packed in an `Any`.
-//! - A DoPut to such a descriptor answers each `PutResult` with the JSON of its
-//!   `DoPutUpdateResult` or `DoPutPreparedStatementResult`, as UTF-8 in `appMetadata`.
-//! - An action whose type starts with `sql.` takes a JSON body and answers JSON bodies.
+//! Flight SQL commands: a `sql` descriptor's JSON, packed as the `Command*` message it
+//! names, and what a DoPut to it answers.
 
 use arrow_flight::sql::{
-    ActionClosePreparedStatementRequest, ActionCreatePreparedStatementRequest,
-    ActionCreatePreparedStatementResult, Any, CommandGetCatalogs, CommandGetDbSchemas,
-    CommandGetPrimaryKeys, CommandGetSqlInfo, CommandGetTableTypes, CommandGetTables,
-    CommandPreparedStatementQuery, CommandPreparedStatementUpdate, CommandStatementQuery,
-    CommandStatementUpdate, DoPutPreparedStatementResult, DoPutUpdateResult, ProstMessageExt,
+    CommandGetCatalogs, CommandGetDbSchemas, CommandGetPrimaryKeys, CommandGetSqlInfo,
+    CommandGetTableTypes, CommandGetTables, CommandPreparedStatementQuery,
+    CommandPreparedStatementUpdate, CommandStatementQuery, CommandStatementUpdate,
+    DoPutPreparedStatementResult, DoPutUpdateResult, ProstMessageExt,
 };
-use arrow_flight::{Action, CancelFlightInfoRequest, CancelFlightInfoResult, CancelStatus};
 use base64::engine::general_purpose::STANDARD;
 use base64::Engine;
 use prost::Message;
-use quiver::flight::control;
 use serde::Deserialize;
 use serde_json::json;
 use tonic::Status;
 
-use crate::calls::encapsulated;
-use crate::convert::info_to_proto;
-
-/// The prefix of the action types that this module runs.
-pub(crate) const ACTION_PREFIX: &str = "sql.";
+use super::{decode, from_base64};
 
 /// A Flight SQL command, as a `sql` descriptor names it.
 #[derive(Debug, PartialEq, Deserialize)]
@@ -190,150 +175,10 @@ impl PutAnswer {
     }
 }
 
-/// A `sql.` action, with its JSON body parsed.
-#[derive(Debug, PartialEq)]
-pub(crate) enum SqlAction {
-    CreatePreparedStatement { query: String },
-    ClosePreparedStatement { handle: Vec<u8> },
-    CancelFlightInfo { info: Box<control::FlightInfo> },
-}
-
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct QueryBody {
-    query: String,
-}
-
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct HandleBody {
-    handle: String,
-}
-
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct InfoBody {
-    info: Box<control::FlightInfo>,
-}
-
-impl SqlAction {
-    /// Parses action `name` (after the prefix) and its JSON `body`.
-    pub fn parse(name: &str, body: &[u8]) -> Result<Self, Status> {
-        fn body_of<'a, T: Deserialize<'a>>(name: &str, body: &'a [u8]) -> Result<T, Status> {
-            serde_json::from_slice(body).map_err(|e| {
-                Status::invalid_argument(format!("the body of action sql.{name} is not valid: {e}"))
-            })
-        }
-        Ok(match name {
-            "createPreparedStatement" => {
-                let QueryBody { query } = body_of(name, body)?;
-                SqlAction::CreatePreparedStatement { query }
-            }
-            "closePreparedStatement" => {
-                let HandleBody { handle } = body_of(name, body)?;
-                SqlAction::ClosePreparedStatement {
-                    handle: from_base64(&handle, "handle")?,
-                }
-            }
-            "cancelFlightInfo" => {
-                let InfoBody { info } = body_of(name, body)?;
-                SqlAction::CancelFlightInfo { info }
-            }
-            other => {
-                return Err(Status::invalid_argument(format!(
-                    "expected action sql.createPreparedStatement, sql.closePreparedStatement \
-                     or sql.cancelFlightInfo, found sql.{other}"
-                )))
-            }
-        })
-    }
-
-    /// The Flight action to send upstream.
-    pub fn to_action(&self) -> Result<Action, Status> {
-        let (r#type, body) = match self {
-            SqlAction::CreatePreparedStatement { query } => (
-                "CreatePreparedStatement",
-                ActionCreatePreparedStatementRequest {
-                    query: query.clone(),
-                    transaction_id: None,
-                }
-                .as_any()
-                .encode_to_vec(),
-            ),
-            SqlAction::ClosePreparedStatement { handle } => (
-                "ClosePreparedStatement",
-                ActionClosePreparedStatementRequest {
-                    prepared_statement_handle: handle.clone().into(),
-                }
-                .as_any()
-                .encode_to_vec(),
-            ),
-            SqlAction::CancelFlightInfo { info } => (
-                "CancelFlightInfo",
-                CancelFlightInfoRequest {
-                    info: Some(info_to_proto(info.as_ref().clone())?),
-                }
-                .encode_to_vec(),
-            ),
-        };
-        Ok(Action::new(r#type, body))
-    }
-
-    /// A result body of the upstream action, as JSON for the browser.
-    pub fn result_to_browser(&self, body: &[u8]) -> Result<Vec<u8>, Status> {
-        let json = match self {
-            SqlAction::CreatePreparedStatement { .. } => {
-                let any = decode::<Any>(body, "an Any")?;
-                let r = any
-                    .unpack::<ActionCreatePreparedStatementResult>()
-                    .ok()
-                    .flatten()
-                    .ok_or_else(|| {
-                        Status::internal(format!(
-                            "expected an ActionCreatePreparedStatementResult from the server, \
-                             found an Any of {}",
-                            any.type_url
-                        ))
-                    })?;
-                json!({
-                    "handle": STANDARD.encode(&r.prepared_statement_handle),
-                    "datasetSchema": STANDARD.encode(encapsulated(r.dataset_schema.to_vec())),
-                    "parameterSchema": STANDARD.encode(encapsulated(r.parameter_schema.to_vec())),
-                })
-            }
-            SqlAction::ClosePreparedStatement { .. } => json!({}),
-            SqlAction::CancelFlightInfo { .. } => {
-                let r = decode::<CancelFlightInfoResult>(body, "CancelFlightInfoResult")?;
-                let status = match CancelStatus::try_from(r.status) {
-                    Ok(CancelStatus::Cancelled) => "cancelled",
-                    Ok(CancelStatus::Cancelling) => "cancelling",
-                    Ok(CancelStatus::NotCancellable) => "notCancellable",
-                    _ => "unspecified",
-                };
-                json!({ "status": status })
-            }
-        };
-        Ok(json.to_string().into_bytes())
-    }
-}
-
-fn decode<M: Message + Default>(bytes: &[u8], what: &str) -> Result<M, Status> {
-    M::decode(bytes).map_err(|e| {
-        Status::internal(format!(
-            "expected a {what} from the server, found {} bytes that do not decode: {e}",
-            bytes.len()
-        ))
-    })
-}
-
-fn from_base64(text: &str, field: &str) -> Result<Vec<u8>, Status> {
-    STANDARD
-        .decode(text)
-        .map_err(|e| Status::invalid_argument(format!("{field} must be base64: {e}")))
-}
-
 #[cfg(test)]
 mod tests {
+    use arrow_flight::sql::Any;
+
     use super::*;
 
     fn unpack<M: ProstMessageExt>(cmd: &[u8]) -> M {
@@ -413,47 +258,6 @@ mod tests {
                 .message(),
             "expected a DoPutUpdateResult from the server, found 1 bytes that do not decode: \
              failed to decode Protobuf message: invalid varint"
-        );
-        Ok(())
-    }
-
-    #[test]
-    fn actions_round_trip() -> Result<(), Status> {
-        let create = SqlAction::parse("createPreparedStatement", br#"{"query":"SELECT 1"}"#)?;
-        let action = create.to_action()?;
-        assert_eq!(action.r#type, "CreatePreparedStatement");
-        assert_eq!(
-            unpack::<ActionCreatePreparedStatementRequest>(&action.body).query,
-            "SELECT 1"
-        );
-        let result = ActionCreatePreparedStatementResult {
-            prepared_statement_handle: vec![1].into(),
-            dataset_schema: vec![8, 0, 0, 0].into(),
-            parameter_schema: vec![].into(),
-        }
-        .as_any()
-        .encode_to_vec();
-        assert_eq!(
-            create.result_to_browser(&result)?,
-            br#"{"datasetSchema":"/////wgAAAA=","handle":"AQ==","parameterSchema":""}"#
-        );
-        let wrong = CommandGetCatalogs {}.as_any().encode_to_vec();
-        assert_eq!(
-            create.result_to_browser(&wrong).unwrap_err().message(),
-            "expected an ActionCreatePreparedStatementResult from the server, found an Any of \
-             type.googleapis.com/arrow.flight.protocol.sql.CommandGetCatalogs"
-        );
-        assert_eq!(
-            SqlAction::parse("dropTable", b"{}").unwrap_err().message(),
-            "expected action sql.createPreparedStatement, sql.closePreparedStatement or \
-             sql.cancelFlightInfo, found sql.dropTable"
-        );
-        assert_eq!(
-            SqlAction::parse("closePreparedStatement", b"{}")
-                .unwrap_err()
-                .message(),
-            "the body of action sql.closePreparedStatement is not valid: missing field `handle` \
-             at line 1 column 2"
         );
         Ok(())
     }
