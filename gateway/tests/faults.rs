@@ -12,16 +12,6 @@ use quiver_gateway::Config;
 use support::{config, gateway, Event, GatewayProcess, Upstream, Ws};
 use tokio_tungstenite::tungstenite::Message;
 
-async fn first_frame(ws: &mut Ws, stream: u32) {
-    loop {
-        if let Event::Frame { stream: s, .. } = ws.next().await {
-            if s == stream {
-                return;
-            }
-        }
-    }
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn two_hundred_clients_at_once() {
     let up = Upstream::start(&[]);
@@ -133,7 +123,7 @@ async fn a_client_that_stops_reading_is_closed_after_missed_pings() {
     .await;
     ws.start_do_get(2, "slow:stalled", Some(up.location()))
         .await;
-    first_frame(&mut ws, 2).await;
+    ws.first_frame(2).await;
     // Reading, and sending (a ping, as good as a pong to the gateway), for a while...
     let reading = Instant::now();
     let mut sent = Instant::now();
@@ -175,7 +165,7 @@ async fn upstream_death_is_unavailable_within_two_seconds() {
         for stream in 1..=STREAMS {
             ws.start_do_get(stream, &format!("slow:die{i}.{stream}"), None)
                 .await;
-            first_frame(&mut ws, stream).await;
+            ws.first_frame(stream).await;
         }
         clients.push(ws);
     }

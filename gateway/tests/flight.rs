@@ -556,23 +556,12 @@ async fn error_after_three_batches_is_an_error() {
     assert_eq!(d.batches().len(), 3);
 }
 
-/// Reads `stream` until its first frame arrives.
-async fn first_frame(ws: &mut Ws, stream: u32) {
-    loop {
-        if let Event::Frame { stream: s, .. } = ws.next().await {
-            if s == stream {
-                return;
-            }
-        }
-    }
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn client_cancel_cancels_upstream() {
     let up = Upstream::start(&[]);
     let mut ws = Ws::to_gateway_for(&up).await;
     ws.start_do_get(1, "slow:cancel", None).await;
-    first_frame(&mut ws, 1).await;
+    ws.first_frame(1).await;
     ws.send(ClientMessage::Cancel { stream: 1 }).await;
     assert_eq!(
         ws.status(1).await,
@@ -588,7 +577,7 @@ async fn disconnect_cancels_upstream() {
     let up = Upstream::start(&[]);
     let mut ws = Ws::to_gateway_for(&up).await;
     ws.start_do_get(1, "slow:gone", None).await;
-    first_frame(&mut ws, 1).await;
+    ws.first_frame(1).await;
     drop(ws);
     assert!(up.saw("CANCELLED gone", Duration::from_secs(10)));
 }

@@ -10,6 +10,8 @@
 // dictionary indices, then children (a dictionary's values are its child).
 
 const EMPTY = new Uint8Array(0);
+// How Arrow JS marks its Vectors (Vector.isVector), whichever copy of the library made them.
+const IS_VECTOR = Symbol.for('apache-arrow/Vector');
 const encoder = new TextEncoder();
 
 // Wasm memory's buffer while a batch is being described (see `bytesOf`).
@@ -138,8 +140,25 @@ function header(numRows, nodes, sources) {
 function describeArrowBatch(batch, fields) {
   const nodes = [];
   const sources = [];
-  batch.data.children.forEach((data, i) => walkData(data, fields[i].name, nodes, sources));
+  batch.data.children.forEach((column, i) => {
+    const { name } = fields[i];
+    walkData(columnData(column, name), name, nodes, sources);
+  });
   return { header: header(batch.numRows, nodes, sources), sources };
+}
+
+/**
+ * A batch's column as a `Data`. A Table of zero rows made from Vectors
+ * (`new Table({ name: vector })`) gets its one batch from `new RecordBatch(vectors)`,
+ * which keeps each Vector itself as the column, where a Data belongs.
+ */
+function columnData(column, name) {
+  if (column[IS_VECTOR] !== true) return column;
+  const [first] = column.data;
+  if (first.length !== column.length) {
+    throw new Error(`fromArrowJS: field ${JSON.stringify(name)}: a Vector of ${column.data.length} chunks as a RecordBatch column is not supported (expected 1)`);
+  }
+  return first;
 }
 
 /**

@@ -27,3 +27,34 @@ test('fromArrowJS takes types nested 64 deep and refuses 65, naming the field', 
   assert.equal(again.numRows, 1);
   again.free();
 });
+
+test('fromArrowJS takes empty list columns: zero rows, only empty lists, nested', () => {
+  const list = (type) => new arrow.List(new arrow.Field('item', type, true));
+  const int32s = list(new arrow.Int32());
+  const nested = list(int32s);
+  // Built from Vectors, a Table of zero rows holds the Vectors themselves as the columns
+  // of its one batch; tables with rows hold Data.
+  const tables = {
+    'zero rows': new arrow.Table({
+      l: arrow.vectorFromArray([], int32s),
+      ll: arrow.vectorFromArray([], nested),
+      s: arrow.vectorFromArray([], new arrow.Utf8()),
+    }),
+    'only empty lists': new arrow.Table({
+      l: arrow.vectorFromArray([[], [], []], int32s),
+      ll: arrow.vectorFromArray([[], [[]], [[], []]], nested),
+    }),
+  };
+  for (const [name, table] of Object.entries(tables)) {
+    const imported = quiver.fromArrowJS(table);
+    const back = arrow.tableFromIPC(quiver.tableToIPC(imported));
+    imported.free();
+    assert.deepEqual(back.schema.fields.map((f) => `${f.name}: ${f.type}`), table.schema.fields.map((f) => `${f.name}: ${f.type}`), name);
+    assert.equal(back.numRows, table.numRows, name);
+    assert.deepEqual(JSON.stringify(back.toArray()), JSON.stringify(table.toArray()), name);
+  }
+  // A Vector of several chunks cannot be one batch's column.
+  const twoChunks = arrow.vectorFromArray([[1]], int32s).concat(arrow.vectorFromArray([[2]], int32s));
+  assert.throws(() => quiver.fromArrowJS(new arrow.RecordBatch({ l: twoChunks })),
+    { message: 'fromArrowJS: field "l": a Vector of 2 chunks as a RecordBatch column is not supported (expected 1)' });
+});

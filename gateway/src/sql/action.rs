@@ -3,7 +3,7 @@
 
 use arrow_flight::sql::{
     ActionClosePreparedStatementRequest, ActionCreatePreparedStatementRequest,
-    ActionCreatePreparedStatementResult, Any, ProstMessageExt,
+    ActionCreatePreparedStatementResult, ProstMessageExt,
 };
 use arrow_flight::{Action, CancelFlightInfoRequest, CancelFlightInfoResult, CancelStatus};
 use base64::engine::general_purpose::STANDARD;
@@ -14,7 +14,7 @@ use serde::Deserialize;
 use serde_json::json;
 use tonic::Status;
 
-use super::{decode, from_base64};
+use super::{decode, from_base64, unpack};
 use crate::convert::{encapsulated, info_to_proto};
 
 /// The prefix of the action types that this module runs.
@@ -113,18 +113,10 @@ impl SqlAction {
     pub fn result_to_browser(&self, body: &[u8]) -> Result<Vec<u8>, Status> {
         let json = match self {
             SqlAction::CreatePreparedStatement { .. } => {
-                let any = decode::<Any>(body, "an Any")?;
-                let r = any
-                    .unpack::<ActionCreatePreparedStatementResult>()
-                    .ok()
-                    .flatten()
-                    .ok_or_else(|| {
-                        Status::internal(format!(
-                            "expected an ActionCreatePreparedStatementResult from the server, \
-                             found an Any of {}",
-                            any.type_url
-                        ))
-                    })?;
+                let r = unpack::<ActionCreatePreparedStatementResult>(
+                    body,
+                    "an ActionCreatePreparedStatementResult",
+                )?;
                 json!({
                     "handle": STANDARD.encode(&r.prepared_statement_handle),
                     "datasetSchema": STANDARD.encode(encapsulated(r.dataset_schema.to_vec())),
@@ -133,7 +125,7 @@ impl SqlAction {
             }
             SqlAction::ClosePreparedStatement { .. } => json!({}),
             SqlAction::CancelFlightInfo { .. } => {
-                let r = decode::<CancelFlightInfoResult>(body, "CancelFlightInfoResult")?;
+                let r = decode::<CancelFlightInfoResult>(body, "a CancelFlightInfoResult")?;
                 let status = match CancelStatus::try_from(r.status) {
                     Ok(CancelStatus::Cancelled) => "cancelled",
                     Ok(CancelStatus::Cancelling) => "cancelling",
@@ -153,18 +145,17 @@ mod tests {
 
     use super::*;
 
-    fn unpack<M: ProstMessageExt>(cmd: &[u8]) -> M {
-        let any = Any::decode(cmd).expect("an Any");
-        any.unpack::<M>().expect("unpacks").expect("of that type")
-    }
-
     #[test]
     fn actions_round_trip() -> Result<(), Status> {
         let create = SqlAction::parse("createPreparedStatement", br#"{"query":"SELECT 1"}"#)?;
         let action = create.to_action()?;
         assert_eq!(action.r#type, "CreatePreparedStatement");
         assert_eq!(
-            unpack::<ActionCreatePreparedStatementRequest>(&action.body).query,
+            unpack::<ActionCreatePreparedStatementRequest>(
+                &action.body,
+                "an ActionCreatePreparedStatementRequest"
+            )?
+            .query,
             "SELECT 1"
         );
         let result = ActionCreatePreparedStatementResult {
@@ -183,6 +174,11 @@ mod tests {
             create.result_to_browser(&wrong).unwrap_err().message(),
             "expected an ActionCreatePreparedStatementResult from the server, found an Any of \
              type.googleapis.com/arrow.flight.protocol.sql.CommandGetCatalogs"
+        );
+        assert_eq!(
+            create.result_to_browser(&[0xff]).unwrap_err().message(),
+            "expected an ActionCreatePreparedStatementResult in an Any from the server, found 1 \
+             bytes that do not decode: failed to decode Protobuf message: invalid varint"
         );
         assert_eq!(
             SqlAction::parse("dropTable", b"{}").unwrap_err().message(),

@@ -160,13 +160,13 @@ impl PutAnswer {
         let json = match self {
             PutAnswer::Opaque => return Ok(app_metadata.to_vec()),
             PutAnswer::RecordCount => {
-                let r = decode::<DoPutUpdateResult>(app_metadata, "DoPutUpdateResult")?;
+                let r = decode::<DoPutUpdateResult>(app_metadata, "a DoPutUpdateResult")?;
                 json!({ "recordCount": r.record_count })
             }
             PutAnswer::Handle => {
                 let r = decode::<DoPutPreparedStatementResult>(
                     app_metadata,
-                    "DoPutPreparedStatementResult",
+                    "a DoPutPreparedStatementResult",
                 )?;
                 json!({ "handle": r.prepared_statement_handle.map(|h| STANDARD.encode(h)) })
             }
@@ -177,14 +177,8 @@ impl PutAnswer {
 
 #[cfg(test)]
 mod tests {
-    use arrow_flight::sql::Any;
-
     use super::*;
-
-    fn unpack<M: ProstMessageExt>(cmd: &[u8]) -> M {
-        let any = Any::decode(cmd).expect("an Any");
-        any.unpack::<M>().expect("unpacks").expect("of that type")
-    }
+    use crate::sql::unpack;
 
     #[test]
     fn commands_pack_their_fields() -> Result<(), Status> {
@@ -193,7 +187,7 @@ mod tests {
         )?
         .to_cmd()?;
         assert_eq!(
-            unpack::<CommandGetTables>(&cmd),
+            unpack::<CommandGetTables>(&cmd, "a CommandGetTables")?,
             CommandGetTables {
                 catalog: Some("c".into()),
                 db_schema_filter_pattern: None,
@@ -205,11 +199,18 @@ mod tests {
         let cmd = Command::from_json(r#"{"type":"preparedStatementQuery","handle":"AAE="}"#)?;
         assert_eq!(cmd.put_answer(), PutAnswer::Handle);
         assert_eq!(
-            unpack::<CommandPreparedStatementQuery>(&cmd.to_cmd()?).prepared_statement_handle,
+            unpack::<CommandPreparedStatementQuery>(
+                &cmd.to_cmd()?,
+                "a CommandPreparedStatementQuery"
+            )?
+            .prepared_statement_handle,
             &[0u8, 1][..]
         );
         let cmd = Command::from_json(r#"{"type":"getCatalogs"}"#)?.to_cmd()?;
-        assert_eq!(unpack::<CommandGetCatalogs>(&cmd), CommandGetCatalogs {});
+        assert_eq!(
+            unpack::<CommandGetCatalogs>(&cmd, "a CommandGetCatalogs")?,
+            CommandGetCatalogs {}
+        );
         Ok(())
     }
 

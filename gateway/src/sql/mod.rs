@@ -12,17 +12,31 @@
 pub(crate) mod action;
 pub(crate) mod command;
 
+use arrow_flight::sql::{Any, ProstMessageExt};
 use base64::engine::general_purpose::STANDARD;
 use base64::Engine;
 use prost::Message;
 use tonic::Status;
 
-/// Decodes a protobuf message the server sent, or says which one did not decode.
+/// Decodes a protobuf message the server sent, or says which one did not decode. `what`
+/// names it with its article: "a DoPutUpdateResult".
 fn decode<M: Message + Default>(bytes: &[u8], what: &str) -> Result<M, Status> {
     M::decode(bytes).map_err(|e| {
         Status::internal(format!(
-            "expected a {what} from the server, found {} bytes that do not decode: {e}",
+            "expected {what} from the server, found {} bytes that do not decode: {e}",
             bytes.len()
+        ))
+    })
+}
+
+/// Decodes the `Any` the server sent and unpacks the message `what` names from it, or says
+/// what the `Any` held instead.
+fn unpack<M: ProstMessageExt>(bytes: &[u8], what: &str) -> Result<M, Status> {
+    let any = decode::<Any>(bytes, &format!("{what} in an Any"))?;
+    any.unpack::<M>().ok().flatten().ok_or_else(|| {
+        Status::internal(format!(
+            "expected {what} from the server, found an Any of {}",
+            any.type_url
         ))
     })
 }

@@ -388,6 +388,17 @@ impl Ws {
         }
     }
 
+    /// Reads until the first frame of `stream` arrives, skipping anything else.
+    pub async fn first_frame(&mut self, stream: u32) {
+        loop {
+            if let Event::Frame { stream: s, .. } = self.next().await {
+                if s == stream {
+                    return;
+                }
+            }
+        }
+    }
+
     /// Sends a DoGet without waiting for its frames.
     pub async fn start_do_get(&mut self, stream: u32, ticket: &str, location: Option<String>) {
         self.send(ClientMessage::DoGet {

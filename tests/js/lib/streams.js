@@ -1,6 +1,7 @@
 // StreamReader.from, tableFromIPCAsync and StreamWriter.transformStream over the sources
 // every runtime has (ReadableStream, Response, Blob, async generators), shared by Node
 // (tests/js/streams.test.js) and each browser engine (tests/browser/streams.test.js).
+import { concat } from './writer.js';
 
 /** An IPC stream of `batches` batches of `rows` rows: int64 `id`, float64 `x`. */
 export function streamBytes(arrow, batches, rows) {
@@ -315,16 +316,6 @@ export function streamTests({ test, assert, quiver, arrow }) {
   });
 
   writerStreamTests({ test, assert, quiver, arrow }, bytes);
-}
-
-function concat(parts) {
-  const out = new Uint8Array(parts.reduce((n, p) => n + p.length, 0));
-  let at = 0;
-  for (const p of parts) {
-    out.set(p, at);
-    at += p.length;
-  }
-  return out;
 }
 
 /** The bytes of `readable` in the chunks it gave. */

@@ -25,7 +25,8 @@ function joined(chunks) {
   return out;
 }
 
-function concat(parts) {
+/** `parts` joined into one Uint8Array. */
+export function concat(parts) {
   const out = new Uint8Array(parts.reduce((n, p) => n + p.length, 0));
   let at = 0;
   for (const p of parts) {
