@@ -19,6 +19,7 @@
 //! - `upstream`: the location allow-list and each connection's gRPC channels.
 //! - [`demo`]: an in-process Flight service with generated data (`--demo`).
 
+mod auth;
 mod budget;
 mod calls;
 pub mod config;

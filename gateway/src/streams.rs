@@ -4,7 +4,7 @@
 
 use std::collections::HashMap;
 use std::future::Future;
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, OnceLock};
 
 use axum::http::HeaderMap;
 use bytes::Bytes;
@@ -19,7 +19,6 @@ use tonic::Status;
 
 use crate::budget::MIN_STREAM_WINDOW;
 use crate::budget::{Account, Held};
-use crate::calls;
 use crate::convert::status_message;
 use crate::credit::SharedCredit;
 use crate::doget::DoGet;
@@ -28,6 +27,7 @@ use crate::out::Out;
 use crate::shared::Shared;
 use crate::status::naming_location;
 use crate::upstream::{stream_window, CallMetadata, Pool};
+use crate::{auth, calls};
 
 /// A stream's end: its id and the call's result.
 pub(crate) type Finished = (u32, Result<(), Status>);
@@ -57,6 +57,9 @@ enum Kind {
         credit: Arc<Mutex<Credit>>,
     },
     Call,
+    /// A basic-auth exchange, and the bearer token it gets: the connection's token once
+    /// its status is sent, so that the calls the client opens after it carry the token.
+    Login(Arc<OnceLock<String>>),
 }
 
 struct Entry {
@@ -114,7 +117,10 @@ impl Streams {
 
     /// Sends the terminal status of a call that ended, unless it was cancelled first.
     pub async fn finish(&mut self, (stream, result): Finished) -> Result<(), Stop> {
-        if self.table.remove(&stream).is_some() {
+        if let Some(entry) = self.table.remove(&stream) {
+            if let (Kind::Login(issued), Ok(())) = (&entry.kind, &result) {
+                self.metadata.token = issued.get().cloned();
+            }
             let status = result.err().unwrap_or_else(|| Status::ok(""));
             self.send(&status_message(stream, &status)).await?;
         }
@@ -173,7 +179,13 @@ impl Streams {
         let stream = request.stream().unwrap_or_default();
         self.ids.open(stream)?;
         let config = &self.shared.config;
-        let refusal = if config.token.is_some() && self.metadata.token != config.token {
+        let basic_auth = matches!(request, ClientMessage::BasicAuth { .. });
+        let refusal = if basic_auth && config.token.is_some() {
+            Some(Status::failed_precondition(
+                "this gateway holds the service credential (--token): connect with its \
+                 token, not a username and password",
+            ))
+        } else if config.token.is_some() && self.metadata.token != config.token {
             Some(Status::unauthenticated(
                 "missing or wrong bearer token (send an auth message)",
             ))
@@ -260,6 +272,19 @@ impl Streams {
                     bytes: window,
                 })
                 .await?;
+            }
+            ClientMessage::BasicAuth {
+                username, password, ..
+            } => {
+                let issued = Arc::new(OnceLock::new());
+                let task = auth::basic(
+                    client,
+                    metadata.forwarded,
+                    username,
+                    password,
+                    Arc::clone(&issued),
+                );
+                self.spawn(stream, Kind::Login(issued), held, location, task);
             }
             call => {
                 let task = calls::run(call, client, metadata, out);

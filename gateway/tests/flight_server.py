@@ -6,6 +6,10 @@ FAILED <name>".
 Exits by itself after --lifetime seconds, so a crashed test leaves nothing behind.
 With --tls-cert and --tls-key it serves grpc+tls; with --client-ca too it requires a
 client certificate signed by that CA (mTLS).
+With --basic-auth USER:PASSWORD, a Handshake with `authorization: Basic` and those
+credentials is answered with `authorization: Bearer token-for-USER`, and every other call
+must carry that header; wrong credentials get "wrong username or password". With it or
+--echo-handshake, Handshake answers a payload P with "echo:" P.
 
 Tickets (UTF-8):
   data:<part>:<rows>:<batches>  deterministic batches (id int64, value float64, name utf8)
@@ -30,6 +34,7 @@ uncompressed IPC stream of the ticket in its body, the reference the tests compa
 """
 
 import argparse
+import base64
 import json
 import os
 import threading
@@ -62,6 +67,40 @@ class TokenCheck(flight.ServerMiddlewareFactory):
         return None
 
 
+class BasicAuth(flight.ServerMiddlewareFactory):
+    def __init__(self, credentials):
+        self.basic = "Basic " + base64.b64encode(credentials.encode()).decode()
+        self.token = "token-for-" + credentials.split(":")[0]
+
+    def start_call(self, info, headers):
+        auth = headers.get("authorization", [""])[0]
+        if info.method == flight.FlightMethod.HANDSHAKE and auth.startswith("Basic "):
+            if auth != self.basic:
+                raise flight.FlightUnauthenticatedError("wrong username or password")
+            return IssueToken(self.token)
+        if auth != f"Bearer {self.token}":
+            raise flight.FlightUnauthenticatedError("bad or missing bearer token")
+        return None
+
+
+class IssueToken(flight.ServerMiddleware):
+    def __init__(self, token):
+        self.token = token
+
+    def sending_headers(self):
+        return {"authorization": f"Bearer {self.token}"}
+
+
+class EchoHandshake(flight.ServerAuthHandler):
+    """Answers the Handshake's payload; lets every call through (auth is elsewhere)."""
+
+    def authenticate(self, outgoing, incoming):
+        outgoing.write(b"echo:" + incoming.read())
+
+    def is_valid(self, token):
+        return ""
+
+
 class Headers(flight.ServerMiddleware):
     def __init__(self, headers):
         self.headers = headers
@@ -80,18 +119,22 @@ def read(path):
 class Server(flight.FlightServerBase):
     def __init__(self, args):
         middleware = {"headers": RecordHeaders()}
+        scheme, server_options = "grpc", {}
         if args.token:
             middleware["auth"] = TokenCheck(args.token)
-        scheme, tls = "grpc", {}
+        if args.basic_auth:
+            middleware["auth"] = BasicAuth(args.basic_auth)
+        if args.basic_auth or args.echo_handshake:
+            server_options["auth_handler"] = EchoHandshake()
         if args.tls_cert:
             scheme = "grpc+tls"
-            tls["tls_certificates"] = [
+            server_options["tls_certificates"] = [
                 flight.CertKeyPair(cert=read(args.tls_cert), key=read(args.tls_key))
             ]
         if args.client_ca:
-            tls["verify_client"] = True
-            tls["root_certificates"] = read(args.client_ca)
-        super().__init__(f"{scheme}://127.0.0.1:{args.port}", middleware=middleware, **tls)
+            server_options["verify_client"] = True
+            server_options["root_certificates"] = read(args.client_ca)
+        super().__init__(f"{scheme}://127.0.0.1:{args.port}", middleware=middleware, **server_options)
         self.location = f"{scheme}://127.0.0.1:{self.port}"
         self.peers = args.peer
         self.options = pa.ipc.IpcWriteOptions(
@@ -215,6 +258,8 @@ def main():
     p = argparse.ArgumentParser()
     p.add_argument("--compression", choices=["none", "lz4", "zstd"], default="none")
     p.add_argument("--token")
+    p.add_argument("--basic-auth", metavar="USER:PASSWORD")
+    p.add_argument("--echo-handshake", action="store_true")
     p.add_argument("--peer", action="append", default=[])
     p.add_argument("--port", type=int, default=0)
     p.add_argument("--lifetime", type=float, default=180)

@@ -99,6 +99,13 @@ pub enum ClientMessage {
         #[serde(default, with = "b64")]
         payload: Vec<u8>,
     },
+    /// Basic auth: the gateway exchanges the credentials for the bearer token the server
+    /// returns, which the connection's later calls carry.
+    BasicAuth {
+        stream: u32,
+        username: String,
+        password: Password,
+    },
     ListFlights {
         stream: u32,
         #[serde(default, with = "b64")]
@@ -151,6 +158,17 @@ pub enum ClientMessage {
         stream: u32,
         bytes: u64,
     },
+}
+
+/// A password: its `Debug` hides it, so that no log or error text shows it.
+#[derive(Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct Password(pub String);
+
+impl std::fmt::Debug for Password {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Password(hidden)")
+    }
 }
 
 /// Messages from the gateway. Optional fields (`Option`s and `details`) may be left out;
@@ -244,6 +262,7 @@ impl ClientMessage {
         match self {
             Auth { .. } => None,
             Handshake { stream, .. }
+            | BasicAuth { stream, .. }
             | ListFlights { stream, .. }
             | GetFlightInfo { stream, .. }
             | PollFlightInfo { stream, .. }
@@ -264,6 +283,7 @@ impl ClientMessage {
         match self {
             Auth { .. } => {}
             Handshake { stream, .. }
+            | BasicAuth { stream, .. }
             | ListFlights { stream, .. }
             | GetFlightInfo { stream, .. }
             | PollFlightInfo { stream, .. }
@@ -441,6 +461,11 @@ mod tests {
     fn client_messages_round_trip() -> TestResult {
         let msgs = [
             ClientMessage::Auth { token: "t".into() },
+            ClientMessage::BasicAuth {
+                stream: 2,
+                username: "ann".into(),
+                password: Password("pw".into()),
+            },
             ClientMessage::DoGet {
                 stream: 3,
                 ticket: b"rows=10".to_vec(),
@@ -471,6 +496,19 @@ mod tests {
             let json = m.to_json()?;
             assert_eq!(ClientMessage::from_json(&json)?, m, "{json}");
         }
+        Ok(())
+    }
+
+    #[test]
+    fn basic_auth_keeps_its_password_out_of_debug_output() -> TestResult {
+        let m = ClientMessage::from_json(
+            r#"{"type":"basicAuth","stream":1,"username":"ann","password":"s3cret"}"#,
+        )?;
+        assert_eq!(m.stream(), Some(1));
+        assert_eq!(
+            format!("{m:?}"),
+            r#"BasicAuth { stream: 1, username: "ann", password: Password(hidden) }"#
+        );
         Ok(())
     }
 

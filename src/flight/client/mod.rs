@@ -31,7 +31,7 @@ pub use self::put::{PutFrame, PutStream};
 pub use self::status::Failure;
 use self::status::{CANCELLED, INTERNAL, UNAVAILABLE};
 use self::table::Table;
-use super::control::{ClientMessage, Descriptor, ServerMessage};
+use super::control::{ClientMessage, Descriptor, Password, ServerMessage};
 use super::frame::{Header, HEADER_LEN};
 use super::{ProtocolError, DEFAULT_MAX_SEGMENT_BYTES, VERSION};
 use crate::ipc::StreamDecoder;
@@ -43,7 +43,8 @@ pub enum Action {
     Send(String),
     /// Send this binary frame of a DoPut.
     Frame(PutFrame),
-    /// `hello` arrived (connect resolves), or the connection failed before it.
+    /// `hello` arrived and the basic-auth exchange, if any, succeeded (connect
+    /// resolves), or the connection failed before.
     Hello(Result<(), Failure>),
     /// Close the socket with this code: the gateway broke the protocol.
     Close { code: u16, reason: &'static str },
@@ -113,12 +114,24 @@ enum Stream {
     Put(PutStream),
 }
 
+/// A username and password that the gateway exchanges for a bearer token.
+#[derive(Clone)]
+pub struct BasicAuth {
+    pub username: String,
+    pub password: String,
+}
+
 /// One connection to the gateway.
 pub struct Client {
     budget: Rc<Budget>,
     limits: Limits,
-    /// Until `hello` arrives or the connection fails.
+    /// Until `hello` arrives and the basic-auth exchange, if any, succeeds, or the
+    /// connection fails.
     awaiting_hello: bool,
+    /// Credentials to exchange once `hello` arrives.
+    basic_auth: Option<BasicAuth>,
+    /// The stream of the basic-auth exchange while it runs.
+    login: Option<u32>,
     failure: Option<Failure>,
     next_id: u32,
     /// Calls until they end; DoGets and DoPuts until they end and their handle is released.
@@ -137,6 +150,8 @@ impl Client {
                 max_streams: 1,
             },
             awaiting_hello: true,
+            basic_auth: None,
+            login: None,
             failure: None,
             next_id: 1,
             streams: Table::new(),
@@ -282,7 +297,8 @@ impl Client {
 
     fn on_hello(&mut self, version: u32, max_segment: u64, credit_window: u64, max_streams: u32) {
         // Limits change only before the first request; a frame carries a byte at least.
-        let refused = match (self.awaiting_hello, version, max_segment) {
+        let first = self.awaiting_hello && self.login.is_none();
+        let refused = match (first, version, max_segment) {
             (false, ..) => Some("a second hello".to_string()),
             (true, VERSION, 0) => Some("hello: maxSegmentBytes must be at least 1, found 0".into()),
             (true, VERSION, _) => None,
@@ -298,6 +314,23 @@ impl Client {
             credit_window,
             max_streams,
         };
+        match self.basic_auth.take() {
+            // Requests wait for the token: nothing else is sent until the exchange ends.
+            Some(BasicAuth { username, password }) => {
+                let request = ClientMessage::BasicAuth {
+                    stream: 0,
+                    username,
+                    password: Password(password),
+                };
+                if let Ok(id) = self.call(request) {
+                    self.login = Some(id);
+                }
+            }
+            None => self.opened(),
+        }
+    }
+
+    fn opened(&mut self) {
         self.awaiting_hello = false;
         self.actions.push(Action::Hello(Ok(())));
     }
@@ -324,6 +357,16 @@ impl Client {
 
     /// Stream `id` ended with `result` (its status, or the connection's failure).
     fn end(&mut self, id: u32, result: Result<(), Failure>) {
+        if self.login == Some(id) {
+            // Without the token the connection is of no use: a failed exchange ends it,
+            // and never leaves it open without authentication.
+            self.login = None;
+            self.streams.remove(id);
+            return match result {
+                Ok(()) => self.opened(),
+                Err(failure) => self.fail_all(failure),
+            };
+        }
         let out = &mut self.actions;
         match self.streams.get_mut(id) {
             Some(Stream::Call(messages)) => {
@@ -365,6 +408,12 @@ impl Client {
     pub fn authenticate(&mut self, token: String) {
         self.actions
             .push(Action::send(ClientMessage::Auth { token }));
+    }
+
+    /// Has the gateway exchange `credentials` for a bearer token once `hello` arrives;
+    /// [`Action::Hello`] waits for the exchange.
+    pub fn basic_auth(&mut self, credentials: BasicAuth) {
+        self.basic_auth = Some(credentials);
     }
 
     /// Takes the next stream id, for a request; a connection that has failed gives that

@@ -17,8 +17,7 @@ use crate::TestResult;
 
 const SEGMENT: usize = 64;
 
-fn connect(budget: Rc<Budget>) -> TestResult<Client> {
-    let mut client = Client::new(budget);
+fn hello() -> TestResult<String> {
     let hello = ServerMessage::Hello {
         version: VERSION,
         max_segment_bytes: SEGMENT as u64,
@@ -26,9 +25,88 @@ fn connect(budget: Rc<Budget>) -> TestResult<Client> {
         max_streams: 16,
         max_message_bytes: 1 << 20,
     };
-    client.on_text(&hello.to_json()?);
+    Ok(hello.to_json()?)
+}
+
+fn connect(budget: Rc<Budget>) -> TestResult<Client> {
+    let mut client = Client::new(budget);
+    client.on_text(&hello()?);
     assert!(matches!(client.poll_action(), Some(Action::Hello(Ok(())))));
     Ok(client)
+}
+
+/// A client given a username and password, after `hello`: what it sent, and whether
+/// connect resolved.
+fn logging_in() -> TestResult<(Client, Vec<ClientMessage>, bool)> {
+    let mut client = Client::new(Budget::new(1 << 20));
+    client.basic_auth(BasicAuth {
+        username: "ann".into(),
+        password: "s3cret".into(),
+    });
+    client.on_text(&hello()?);
+    let out = actions(&mut client);
+    let hello_settled = out.iter().any(|a| matches!(a, Action::Hello(_)));
+    Ok((client, sent(&out)?, hello_settled))
+}
+
+fn hello_result(actions: &[Action]) -> Option<Result<(), Failure>> {
+    actions.iter().find_map(|a| match a {
+        Action::Hello(result) => Some(result.clone()),
+        _ => None,
+    })
+}
+
+#[test]
+fn connect_waits_for_the_basic_auth_exchange() -> TestResult {
+    let (mut client, sent, hello_settled) = logging_in()?;
+    assert_eq!(
+        sent,
+        [ClientMessage::BasicAuth {
+            stream: 1,
+            username: "ann".into(),
+            password: Password("s3cret".into()),
+        }]
+    );
+    assert!(!hello_settled, "connect resolved before the exchange ended");
+    status(&mut client, 1, 0, "")?;
+    assert_eq!(hello_result(&actions(&mut client)), Some(Ok(())));
+    // Calls go on as on any connection, after the exchange's stream.
+    assert_eq!(client.call(ClientMessage::ListActions { stream: 0 }), Ok(2));
+    Ok(())
+}
+
+#[test]
+fn a_refused_basic_auth_fails_the_connection() -> TestResult {
+    let (mut client, _, _) = logging_in()?;
+    status(&mut client, 1, 16, "wrong username or password")?;
+    let refused = Failure::new(16, "wrong username or password");
+    assert_eq!(
+        hello_result(&actions(&mut client)),
+        Some(Err(refused.clone()))
+    );
+    // No call goes out without the token.
+    let call = client.call(ClientMessage::ListActions { stream: 0 });
+    assert_eq!(call, Err(refused));
+    assert!(sent(&actions(&mut client))?.is_empty());
+    Ok(())
+}
+
+#[test]
+fn a_second_hello_during_basic_auth_breaks_the_protocol() -> TestResult {
+    let (mut client, _, _) = logging_in()?;
+    client.on_text(&hello()?);
+    let out = actions(&mut client);
+    let Some(Err(failure)) = hello_result(&out) else {
+        panic!("connect did not fail: {out:?}");
+    };
+    assert_eq!(
+        failure.message,
+        "the gateway broke the protocol: control message is not valid: a second hello"
+    );
+    assert!(out
+        .iter()
+        .any(|a| matches!(a, Action::Close { code: 1002, .. })));
+    Ok(())
 }
 
 fn actions(client: &mut Client) -> Vec<Action> {

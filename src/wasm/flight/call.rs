@@ -1,5 +1,5 @@
-//! Calls answered by a few control messages and a status (GetFlightInfo, ListFlights,
-//! GetSchema, DoAction, ListActions): what their messages become once the call ends.
+//! Calls answered by a few control messages and a status (Handshake, GetFlightInfo,
+//! ListFlights, GetSchema, DoAction, ListActions): what their messages become once the call ends.
 
 use js_sys::{Array, Object, Uint8Array};
 use wasm_bindgen::prelude::*;
@@ -22,6 +22,8 @@ pub(super) enum CallKind {
     Schema,
     /// Every `result` body, as an array of `Uint8Array`.
     Action,
+    /// Every `handshake` payload, as an array of `Uint8Array`.
+    Handshake,
     /// Every `actionType`, as `{ type, description }`.
     ListActions,
 }
@@ -38,7 +40,8 @@ pub(super) fn answer(kind: CallKind, messages: Vec<ServerMessage>) -> Result<JsV
             (CallKind::Schema, M::Schema { schema, .. }) => {
                 return Ok(schema_to_js(schema_from_ipc(&schema)?.as_ref()));
             }
-            (CallKind::Action, M::Result { body, .. }) => {
+            (CallKind::Action, M::Result { body, .. })
+            | (CallKind::Handshake, M::Handshake { payload: body, .. }) => {
                 all.push(&Uint8Array::from(body.as_slice()));
             }
             (

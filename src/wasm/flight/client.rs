@@ -33,6 +33,7 @@ use crate::flight::control::ClientMessage;
 /// import init, { FlightClient } from 'quiver-arrow';
 /// await init();
 /// const client = await FlightClient.connect('ws://127.0.0.1:8080/flight', { token });
+/// // or, with basic auth: { username, password }
 /// const info = await client.getFlightInfo({ path: ['sales', '2024'] });
 /// using table = await client.fetchAll(info);
 /// client.close();
@@ -86,12 +87,30 @@ impl FlightClient {
                 protocols: o.protocols,
                 constructor: o.constructor,
                 token: o.token,
+                basic_auth: o.basic_auth,
             };
             let owner = Conn::connect(params, o.signal)
                 .await
                 .map_err(|f| to_js(&f))?;
             Ok(FlightClient { owner }.into())
         })
+    }
+
+    /// Runs a Handshake: sends `payload` (empty if absent) and resolves with the payload
+    /// of each response. A server whose authentication works this way (pyarrow's
+    /// `ServerAuthHandler`) answers here; for basic auth, give `connect` a username and
+    /// password instead.
+    ///
+    /// ```js
+    /// const [answer] = await client.handshake(new TextEncoder().encode('hello'));
+    /// ```
+    #[wasm_bindgen(unchecked_return_type = "Promise<Uint8Array[]>")]
+    pub fn handshake(&self, payload: Option<Uint8Array>) -> Promise {
+        let payload = payload.map(|p| p.to_vec()).unwrap_or_default();
+        self.call(
+            CallKind::Handshake,
+            ClientMessage::Handshake { stream: 0, payload },
+        )
     }
 
     /// Every flight the server lists, as `FlightInfo`s. `criteria` is passed through.

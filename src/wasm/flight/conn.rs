@@ -21,7 +21,9 @@ use super::error::js_message;
 use super::socket::{Socket, SocketEvent};
 use crate::flight::client::budget::DEFAULT_BUDGET_BYTES;
 use crate::flight::client::status::{CANCELLED, UNAVAILABLE};
-use crate::flight::client::{Action, Budget, Client, Collected, Failure, GetStream, PutFrame};
+use crate::flight::client::{
+    Action, BasicAuth, Budget, Client, Collected, Failure, GetStream, PutFrame,
+};
 use crate::flight::frame::HEADER_LEN;
 
 pub(super) type ConnRef = Rc<RefCell<Conn>>;
@@ -38,6 +40,7 @@ pub(super) struct Params {
     pub protocols: Array,
     pub constructor: Option<Function>,
     pub token: Option<String>,
+    pub basic_auth: Option<BasicAuth>,
 }
 
 /// Where a DoGet's handle finds its stream: in its connection's client while it runs,
@@ -98,15 +101,19 @@ impl Drop for Owner {
 }
 
 impl Conn {
-    /// Opens the socket and waits for `hello` (or for `signal` to abort); then sends the
-    /// token, if any.
+    /// Opens the socket and waits for `hello` and the basic-auth exchange, if any (or for
+    /// `signal` to abort); then sends the token, if any.
     pub async fn connect(
         params: Params,
         signal: Option<AbortSignal>,
     ) -> Result<Rc<Owner>, Failure> {
         let (hello_promise, hello) = Deferred::new();
+        let mut client = Client::new(BUDGET.with(Rc::clone));
+        if let Some(credentials) = params.basic_auth.clone() {
+            client.basic_auth(credentials);
+        }
         let conn = Rc::new(RefCell::new(Conn {
-            client: Client::new(BUDGET.with(Rc::clone)),
+            client,
             socket: None,
             params: params.clone(),
             hello: Some(hello),

@@ -7,6 +7,7 @@ use web_sys::AbortSignal;
 
 use super::super::error::{usage, WasmResult};
 use super::super::options::shown;
+use crate::flight::client::BasicAuth;
 use crate::flight::SUBPROTOCOL;
 
 #[wasm_bindgen(typescript_custom_section)]
@@ -15,6 +16,13 @@ const OPTIONS_TS: &str = r#"
 export interface ConnectOptions {
   /** Bearer token: checked by a gateway run with `--token`, and sent upstream. */
   token?: string;
+  /**
+   * Basic auth, instead of `token`: the gateway exchanges the username and password for
+   * the bearer token the server returns (a Handshake), and the connection's calls carry
+   * it. `connect` resolves once the server has accepted them.
+   */
+  username?: string;
+  password?: string;
   /** More WebSocket subprotocols to offer after `quiver-flight.v1`. */
   protocols?: string[];
   /**
@@ -82,6 +90,15 @@ fn typed<T: JsCast>(options: &JsValue, key: &str, expected: &str) -> WasmResult<
         .map_err(|_| usage(format!("option {key} must be {expected}")))
 }
 
+fn string(options: &JsValue, key: &str) -> WasmResult<Option<String>> {
+    let value = field(options, key);
+    match (value.is_undefined(), value.as_string()) {
+        (true, _) => Ok(None),
+        (false, Some(s)) => Ok(Some(s)),
+        (false, None) => Err(usage(format!("option {key} must be a string"))),
+    }
+}
+
 fn count(options: &JsValue, key: &str) -> WasmResult<Option<u64>> {
     let value = field(options, key);
     if value.is_undefined() {
@@ -98,17 +115,23 @@ fn count(options: &JsValue, key: &str) -> WasmResult<Option<u64>> {
 
 pub(super) struct Connect {
     pub token: Option<String>,
+    pub basic_auth: Option<BasicAuth>,
     pub protocols: Array,
     pub constructor: Option<Function>,
     pub signal: Option<AbortSignal>,
 }
 
 pub(super) fn connect_options(options: &JsValue) -> WasmResult<Connect> {
-    let token = field(options, "token");
-    let token = match (token.is_undefined(), token.as_string()) {
-        (true, _) => None,
-        (false, Some(t)) => Some(t),
-        (false, None) => return Err(usage("option token must be a string")),
+    let token = string(options, "token")?;
+    let basic_auth = match (string(options, "username")?, string(options, "password")?) {
+        (None, None) => None,
+        (Some(_), Some(_)) if token.is_some() => {
+            return Err(usage(
+                "give option token or username and password, not both",
+            ))
+        }
+        (Some(username), Some(password)) => Some(BasicAuth { username, password }),
+        _ => return Err(usage("options username and password go together")),
     };
     let protocols = Array::of1(&SUBPROTOCOL.into());
     if let Some(extra) = typed::<Array>(options, "protocols", "an array of strings")? {
@@ -122,6 +145,7 @@ pub(super) fn connect_options(options: &JsValue) -> WasmResult<Connect> {
     let constructor = typed::<Function>(options, "WebSocket", "a WebSocket class")?;
     Ok(Connect {
         token,
+        basic_auth,
         protocols,
         constructor,
         signal: typed(options, "signal", "an AbortSignal")?,
@@ -136,15 +160,10 @@ pub(super) struct Get {
 }
 
 pub(super) fn get_options(options: &JsValue) -> WasmResult<Get> {
-    let location = field(options, "location");
     Ok(Get {
         signal: typed(options, "signal", "an AbortSignal")?,
         on_progress: typed(options, "onProgress", "a function")?,
-        location: match (location.is_undefined(), location.as_string()) {
-            (true, _) => None,
-            (false, Some(l)) => Some(l),
-            (false, None) => return Err(usage("option location must be a string")),
-        },
+        location: string(options, "location")?,
         credit_window: count(options, "creditWindow")?,
     })
 }
