@@ -11,6 +11,7 @@ use arrow_array::RecordBatch;
 use arrow_schema::SchemaRef;
 
 use super::budget::Reservation;
+use super::locations::Locations;
 use super::status::{Failure, DATA_LOSS, INTERNAL, RESOURCE_EXHAUSTED};
 use super::{Action, Actions, ClientError};
 use crate::flight::control::ClientMessage;
@@ -128,7 +129,13 @@ pub struct GetStats {
 }
 
 pub struct GetStream {
+    /// The id the client's caller knows the stream by.
     id: u32,
+    /// The id of the request the gateway is answering: `id`, until another location is
+    /// asked (see [`Locations`]).
+    wire: u32,
+    ticket: Vec<u8>,
+    locations: Locations,
     decoder: StreamDecoder,
     reservation: Reservation,
     /// The bytes of the batches in `queue`.
@@ -146,9 +153,21 @@ pub struct GetStream {
 }
 
 impl GetStream {
-    pub(super) fn new(id: u32, window: u64, max_segment: usize, reservation: Reservation) -> Self {
+    /// DoGet `id` of `ticket`, read at the first of `locations` (none: the gateway's
+    /// upstream) and then at the next ones while [`Locations::next`] says so.
+    pub(super) fn new(
+        id: u32,
+        ticket: Vec<u8>,
+        locations: Vec<String>,
+        window: u64,
+        max_segment: usize,
+        reservation: Reservation,
+    ) -> Self {
         GetStream {
             id,
+            wire: id,
+            ticket,
+            locations: Locations::new(locations),
             decoder: StreamDecoder::new(ReadLimits::default()),
             reservation,
             queued_memory: 0,
@@ -161,6 +180,37 @@ impl GetStream {
             cancelled: false,
             released: false,
         }
+    }
+
+    /// The request that reads the ticket at the current location.
+    pub(super) fn request(&self) -> ClientMessage {
+        ClientMessage::DoGet {
+            stream: self.wire,
+            ticket: self.ticket.clone(),
+            location: self.locations.current().cloned(),
+            credit: Some(self.window.window),
+        }
+    }
+
+    pub(super) fn wire(&self) -> u32 {
+        self.wire
+    }
+
+    /// The current location failed with `failure`: returns whether the next one is to be
+    /// asked (then [`GetStream::reopen`] does), or the failure the stream ends with.
+    pub(super) fn pass_over(&mut self, failure: Failure) -> Result<(), Failure> {
+        if !self.is_open() {
+            return Err(failure);
+        }
+        let nothing_arrived = self.window.received == 0;
+        self.locations.next(failure, nothing_arrived).map(drop)
+    }
+
+    /// Asks the next location, as request `wire`. Nothing arrived, so the credit
+    /// window is whole and the decoder has seen nothing.
+    pub(super) fn reopen(&mut self, wire: u32) -> ClientMessage {
+        self.wire = wire;
+        self.request()
     }
 
     /// Whether frames and statuses still reach this stream.
@@ -266,7 +316,7 @@ impl GetStream {
         }
         if let Some(bytes) = self.window.owed() {
             out.push(Action::send(ClientMessage::Credit {
-                stream: self.id,
+                stream: self.wire,
                 bytes,
             }));
         }
@@ -282,7 +332,7 @@ impl GetStream {
     fn stop(&mut self, failure: Failure, out: &mut Actions) {
         if self.is_open() {
             self.cancelled = true;
-            out.push(Action::send(ClientMessage::Cancel { stream: self.id }));
+            out.push(Action::send(ClientMessage::Cancel { stream: self.wire }));
             self.end(Err(failure), out);
         }
     }

@@ -8,6 +8,7 @@
 //! calls to settle. `src/wasm/flight` runs it on a browser WebSocket.
 //!
 //! - [`get`]: a DoGet's credit, queue, budget and complete/abandon rules;
+//! - [`locations`]: which of an endpoint's locations a DoGet reads, in turn;
 //! - [`put`]: a DoPut's frame pump;
 //! - [`fetch`]: `fetchAll`'s endpoint scheduling;
 //! - [`budget`]: what every DoGet may hold together; [`status`]: why a call failed.
@@ -15,6 +16,7 @@
 pub mod budget;
 pub mod fetch;
 pub mod get;
+pub mod locations;
 pub mod put;
 pub mod status;
 mod table;
@@ -112,6 +114,8 @@ enum Stream {
     Call(Vec<ServerMessage>),
     Get(GetStream),
     Put(PutStream),
+    /// The request id under which the gateway answers DoGet `0` at another location.
+    Moved(u32),
 }
 
 /// A username and password that the gateway exchanges for a bearer token.
@@ -209,11 +213,12 @@ impl Client {
             });
         };
         let header = Header::decode(head, frame_len - HEADER_LEN, self.limits.max_segment)?;
-        match self.streams.get_mut(header.stream) {
+        let id = self.route(header.stream);
+        match self.streams.get_mut(id) {
             Some(Stream::Get(get)) => {
                 let ipc = HEADER_LEN + header.app_metadata_len..frame_len;
                 get.on_frame(&header, ipc, deliver, &mut self.actions)?;
-                self.tidy(header.stream);
+                self.tidy(id);
                 Ok(())
             }
             // Frames of a stream that has ended here (cancelled, or a connection-wide
@@ -255,15 +260,22 @@ impl Client {
                 details,
                 ..
             } => {
-                let result = match code {
-                    0 => Ok(()),
-                    code => Err(Failure {
-                        code,
-                        message,
-                        details,
-                    }),
+                let id = self.route(stream);
+                // A failed DoGet may be read at its endpoint's next location instead.
+                let ended = match code {
+                    0 => Some(Ok(())),
+                    code => {
+                        let failure = Failure {
+                            code,
+                            message,
+                            details,
+                        };
+                        self.read_elsewhere(id, failure).err().map(Err)
+                    }
                 };
-                self.end(stream, result);
+                if let Some(result) = ended {
+                    self.end(id, result);
+                }
             }
             M::Credit { stream, bytes } => {
                 if let Some(Stream::Put(put)) = self.streams.get_mut(stream) {
@@ -355,6 +367,35 @@ impl Client {
         }
     }
 
+    /// The stream a request id names: the DoGet that moved to it, or the stream of that id.
+    fn route(&self, wire: u32) -> u32 {
+        match self.streams.get(wire) {
+            Some(Stream::Moved(id)) => *id,
+            _ => wire,
+        }
+    }
+
+    /// DoGet `id` failed at its location with `failure`: asks its next location, if
+    /// [`Locations::next`](locations::Locations::next) says to, or returns the failure
+    /// it ends with. Any other stream ends with `failure`.
+    fn read_elsewhere(&mut self, id: u32, failure: Failure) -> Result<(), Failure> {
+        let Some(Stream::Get(get)) = self.streams.get_mut(id) else {
+            return Err(failure);
+        };
+        get.pass_over(failure)?;
+        let wire = self.take_id()?;
+        let Some(Stream::Get(get)) = self.streams.get_mut(id) else {
+            return Ok(());
+        };
+        let old = get.wire();
+        let request = get.reopen(wire);
+        if old != id {
+            self.streams.remove(old);
+        }
+        self.start(wire, request, Stream::Moved(id));
+        Ok(())
+    }
+
     /// Stream `id` ended with `result` (its status, or the connection's failure).
     fn end(&mut self, id: u32, result: Result<(), Failure>) {
         if self.login == Some(id) {
@@ -392,8 +433,19 @@ impl Client {
             _ => false,
         };
         if gone {
-            self.streams.remove(id);
+            self.remove(id);
         }
+    }
+
+    /// Forgets stream `id`, and the request id it moved to.
+    fn remove(&mut self, id: u32) -> Option<Stream> {
+        let stream = self.streams.remove(id)?;
+        if let Stream::Get(get) = &stream {
+            if get.wire() != id {
+                self.streams.remove(get.wire());
+            }
+        }
+        Some(stream)
     }
 
     // User calls.
@@ -450,12 +502,13 @@ impl Client {
         window.unwrap_or(self.limits.credit_window.max(4 * max_segment))
     }
 
-    /// Starts a DoGet of `ticket` at `location` (none: the gateway's upstream). The
-    /// stream is returned even if it could not start: it has then ended with the failure.
+    /// Starts a DoGet of `ticket` at the first of `locations` (none: the gateway's
+    /// upstream), then at the next while one cannot be read ([`locations`]). The stream
+    /// is returned even if it could not start: it has then ended with the failure.
     pub fn open_get(
         &mut self,
         ticket: Vec<u8>,
-        location: Option<String>,
+        locations: Vec<String>,
         window: Option<u64>,
     ) -> u32 {
         let window = self.get_window(window);
@@ -464,15 +517,11 @@ impl Client {
         let opened = self.take_id();
         let id = *opened.as_ref().unwrap_or(&self.next_id);
         let reservation = Reservation::new(Rc::clone(&self.budget));
-        let mut get = GetStream::new(id, window, self.limits.max_segment, reservation);
+        let max_segment = self.limits.max_segment;
+        let mut get = GetStream::new(id, ticket, locations, window, max_segment, reservation);
         match opened {
             Ok(id) => {
-                let request = ClientMessage::DoGet {
-                    stream: id,
-                    ticket,
-                    location,
-                    credit: Some(window),
-                };
+                let request = get.request();
                 self.start(id, request, Stream::Get(get));
             }
             Err(failure) => {
@@ -527,7 +576,7 @@ impl Client {
     /// is left to read (queued batches, the end) and the connection can go without it.
     pub fn take_ended_get(&mut self, id: u32) -> Option<GetStream> {
         match self.streams.get(id) {
-            Some(Stream::Get(get)) if get.has_ended() => match self.streams.remove(id) {
+            Some(Stream::Get(get)) if get.has_ended() => match self.remove(id) {
                 Some(Stream::Get(get)) => Some(get),
                 _ => None,
             },

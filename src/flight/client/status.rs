@@ -4,9 +4,10 @@
 use crate::flight::ProtocolError;
 use crate::ipc::QuiverError;
 
-/// Status codes the client reports for failures it sees itself.
+/// Status codes the client reports for failures it sees itself, or acts on.
 pub const CANCELLED: i32 = 1;
 pub const INVALID_ARGUMENT: i32 = 3;
+pub const PERMISSION_DENIED: i32 = 7;
 pub const RESOURCE_EXHAUSTED: i32 = 8;
 pub const INTERNAL: i32 = 13;
 pub const UNAVAILABLE: i32 = 14;

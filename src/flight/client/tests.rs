@@ -8,7 +8,9 @@ use arrow_ipc::writer::StreamWriter;
 use arrow_schema::{DataType, Field, Schema};
 
 use super::fetch::{Fetch, FetchPlan};
-use super::status::{CANCELLED, DATA_LOSS, INTERNAL, RESOURCE_EXHAUSTED};
+use super::status::{
+    CANCELLED, DATA_LOSS, INTERNAL, PERMISSION_DENIED, RESOURCE_EXHAUSTED, UNAVAILABLE,
+};
 use super::*;
 use crate::flight::control::code_name;
 use crate::flight::credit::Credit;
@@ -229,7 +231,7 @@ fn next(client: &mut Client, id: u32) -> TestResult<Next> {
 fn credit_runs_out_and_resumes() -> TestResult {
     let mut client = connect(Budget::new(budget::DEFAULT_BUDGET_BYTES))?;
     let window = 8 * SEGMENT as u64;
-    let id = client.open_get(b"t".to_vec(), None, Some(window));
+    let id = client.open_get(b"t".to_vec(), Vec::new(), Some(window));
     let request = sent(&actions(&mut client))?;
     assert_eq!(request[0].stream(), Some(id));
     let bytes = stream_bytes(16, 20)?;
@@ -277,7 +279,7 @@ fn a_status_racing_the_last_frame() -> TestResult {
     let mut client = connect(Budget::new(budget::DEFAULT_BUDGET_BYTES))?;
 
     // OK before the end-of-stream marker: the data is not whole, whatever comes after.
-    let early = client.open_get(b"t".to_vec(), None, Some(1 << 20));
+    let early = client.open_get(b"t".to_vec(), Vec::new(), Some(1 << 20));
     for segment in body.chunks(SEGMENT) {
         frame(&mut client, early, segment)?;
     }
@@ -302,7 +304,7 @@ fn a_status_racing_the_last_frame() -> TestResult {
     assert!(matches!(next(&mut client, early)?, Next::End(Err(f)) if f == incomplete));
 
     // The last frame, then OK: whole.
-    let whole = client.open_get(b"t".to_vec(), None, Some(1 << 20));
+    let whole = client.open_get(b"t".to_vec(), Vec::new(), Some(1 << 20));
     for segment in bytes.chunks(SEGMENT) {
         frame(&mut client, whole, segment)?;
     }
@@ -316,7 +318,7 @@ fn cancel_while_frames_are_in_flight() -> TestResult {
     let bytes = stream_bytes(4, 50)?;
     let window = 4 * SEGMENT as u64;
     let mut client = connect(Budget::new(budget::DEFAULT_BUDGET_BYTES))?;
-    let id = client.open_get(b"t".to_vec(), None, Some(window));
+    let id = client.open_get(b"t".to_vec(), Vec::new(), Some(window));
     frame(&mut client, id, &bytes[..SEGMENT])?;
     actions(&mut client);
 
@@ -346,13 +348,13 @@ fn cancel_while_frames_are_in_flight() -> TestResult {
 fn stream_ids_are_never_reused_or_lowered() -> TestResult {
     let bytes = stream_bytes(1, 10)?;
     let mut client = connect(Budget::new(budget::DEFAULT_BUDGET_BYTES))?;
-    let first = client.open_get(b"t".to_vec(), None, Some(1 << 20));
+    let first = client.open_get(b"t".to_vec(), Vec::new(), Some(1 << 20));
     client.cancel(first);
     client.release(first);
     let call = client
         .call(ClientMessage::ListActions { stream: 0 })
         .map_err(|f| f.message)?;
-    let second = client.open_get(b"t".to_vec(), None, Some(1 << 20));
+    let second = client.open_get(b"t".to_vec(), Vec::new(), Some(1 << 20));
     let ids: Vec<Option<u32>> = sent(&actions(&mut client))?
         .iter()
         .filter(|m| !matches!(m, ClientMessage::Cancel { .. }))
@@ -385,7 +387,7 @@ fn stream_ids_are_never_reused_or_lowered() -> TestResult {
 fn a_frame_beyond_granted_credit_breaks_the_protocol() -> TestResult {
     let window = SEGMENT as u64 / 2;
     let mut client = connect(Budget::new(budget::DEFAULT_BUDGET_BYTES))?;
-    let id = client.open_get(b"t".to_vec(), None, Some(window));
+    let id = client.open_get(b"t".to_vec(), Vec::new(), Some(window));
     let bytes = stream_bytes(4, 50)?;
     frame(&mut client, id, &bytes[..window as usize + 1])?;
     let broken = Failure::new(
@@ -421,7 +423,7 @@ fn the_budget_is_shared_by_concurrent_do_gets() -> TestResult {
     // What one stream holds with its batches unread.
     let alone = {
         let mut client = connect(Budget::new(budget::DEFAULT_BUDGET_BYTES))?;
-        let id = client.open_get(b"t".to_vec(), None, Some(1 << 20));
+        let id = client.open_get(b"t".to_vec(), Vec::new(), Some(1 << 20));
         read(&mut client, id)?
     };
     assert!(alone > 4 * 4000, "four batches of 1000 Int32 rows");
@@ -430,8 +432,8 @@ fn the_budget_is_shared_by_concurrent_do_gets() -> TestResult {
     let limit = alone * 3 / 2;
     let budget = Budget::new(limit);
     let mut client = connect(Rc::clone(&budget))?;
-    let first = client.open_get(b"t".to_vec(), None, Some(1 << 20));
-    let second = client.open_get(b"t".to_vec(), None, Some(1 << 20));
+    let first = client.open_get(b"t".to_vec(), Vec::new(), Some(1 << 20));
+    let second = client.open_get(b"t".to_vec(), Vec::new(), Some(1 << 20));
     let held = read(&mut client, first)?;
     assert!(held <= limit);
     read(&mut client, second)?;
@@ -453,7 +455,7 @@ fn the_budget_is_shared_by_concurrent_do_gets() -> TestResult {
 
     // Reading the first stream's batches frees the budget for a third.
     while let Next::Batch(_) = next(&mut client, first)? {}
-    let third = client.open_get(b"t".to_vec(), None, Some(1 << 20));
+    let third = client.open_get(b"t".to_vec(), Vec::new(), Some(1 << 20));
     assert!(read(&mut client, third)? <= limit);
     assert_eq!(ended(&actions(&mut client), third), None);
     Ok(())
@@ -474,7 +476,7 @@ fn fetch_all_cancels_the_rest_on_the_first_error() -> TestResult {
     let mut streams = Vec::new();
     while streams.len() < plan.readers() {
         let endpoint = fetch.take().ok_or("an endpoint is left")?;
-        let id = client.open_get(vec![endpoint as u8], None, None);
+        let id = client.open_get(vec![endpoint as u8], Vec::new(), None);
         fetch.reading(endpoint, id);
         streams.push((endpoint, id));
     }
@@ -528,4 +530,128 @@ fn fetch_plan_readers() {
     assert_eq!(plan(false, Some(3), 2, 16).sockets(), 2);
     assert_eq!(plan(false, None, 2, 2).readers(), 4);
     assert_eq!(plan(false, Some(0), 1, 16).readers(), 1);
+}
+
+const DOWN: &str = "grpc://127.0.0.1:1";
+const REFUSED: &str = "grpc://169.254.169.254:80";
+const UP: &str = "grpc://127.0.0.1:2";
+
+fn do_get(stream: u32, location: &str, window: u64) -> ClientMessage {
+    ClientMessage::DoGet {
+        stream,
+        ticket: b"t".to_vec(),
+        location: Some(location.into()),
+        credit: Some(window),
+    }
+}
+
+#[test]
+fn a_location_that_cannot_be_read_is_passed_over_for_the_next() -> TestResult {
+    let mut client = connect(Budget::new(budget::DEFAULT_BUDGET_BYTES))?;
+    let window = 8 * SEGMENT as u64;
+    let locations = vec![DOWN.into(), REFUSED.into(), UP.into()];
+    let id = client.open_get(b"t".to_vec(), locations, Some(window));
+    assert_eq!(sent(&actions(&mut client))?, [do_get(id, DOWN, window)]);
+
+    // Unreachable, then refused by the gateway: each time the next location is asked, as
+    // a new request, and the stream goes on.
+    status(&mut client, id, UNAVAILABLE, "tcp connect error")?;
+    let moved = actions(&mut client);
+    assert_eq!(ended(&moved, id), None);
+    assert_eq!(sent(&moved)?, [do_get(id + 1, REFUSED, window)]);
+    let refusal = "location grpc://169.254.169.254:80 is not in the gateway's allowed locations";
+    status(&mut client, id + 1, PERMISSION_DENIED, refusal)?;
+    assert_eq!(sent(&actions(&mut client))?, [do_get(id + 2, UP, window)]);
+
+    // The third location answers: its frames and status reach the stream by its own id,
+    // and credit and cancellation go to the request the gateway answers.
+    let mut gateway = Sender::new(id + 2, stream_bytes(4, 20)?, window)?;
+    gateway.pump(&mut client)?;
+    while let Next::Batch(_) = next(&mut client, id)? {
+        let out = actions(&mut client);
+        for message in sent(&out)? {
+            assert!(matches!(message, ClientMessage::Credit { stream, .. } if stream == id + 2));
+        }
+        gateway.take_grants(&out)?;
+        gateway.pump(&mut client)?;
+    }
+    assert!(gateway.done());
+    assert_eq!(client.get(id).map(|g| g.stats().read.batches), Some(4));
+    client.cancel(id);
+    assert_eq!(
+        sent(&actions(&mut client))?,
+        [ClientMessage::Cancel { stream: id + 2 }]
+    );
+    Ok(())
+}
+
+#[test]
+fn when_every_location_fails_the_error_names_each() -> TestResult {
+    let mut client = connect(Budget::new(budget::DEFAULT_BUDGET_BYTES))?;
+    let id = client.open_get(b"t".to_vec(), vec![DOWN.into(), UP.into()], None);
+    status(&mut client, id, UNAVAILABLE, "tcp connect error")?;
+    status(&mut client, id + 1, UNAVAILABLE, "connection reset")?;
+    let out = actions(&mut client);
+    assert_eq!(sent(&out)?.len(), 2, "two requests, no third");
+    let Some(Err(failure)) = ended(&out, id) else {
+        return Err("expected the stream to fail".into());
+    };
+    assert_eq!(failure.code, UNAVAILABLE);
+    assert_eq!(
+        failure.message,
+        "2 of the endpoint's 2 locations failed: grpc://127.0.0.1:1: UNAVAILABLE tcp \
+         connect error; grpc://127.0.0.1:2: UNAVAILABLE connection reset"
+    );
+    Ok(())
+}
+
+#[test]
+fn only_a_location_unreachable_or_refused_before_any_byte_is_passed_over() -> TestResult {
+    let mut client = connect(Budget::new(budget::DEFAULT_BUDGET_BYTES))?;
+    let two = || vec![DOWN.to_string(), UP.to_string()];
+
+    // The server's own answer stands.
+    let answered = client.open_get(b"t".to_vec(), two(), None);
+    actions(&mut client);
+    status(&mut client, answered, 16, "bad or missing bearer token")?;
+    let out = actions(&mut client);
+    assert_eq!(sent(&out)?, []);
+    let failure = ended(&out, answered).ok_or("the stream ended")?;
+    assert_eq!(
+        failure.map_err(|f| (f.code, f.message)),
+        Err((16, "bad or missing bearer token".to_string()))
+    );
+
+    // Once a byte arrived, reading elsewhere would repeat batches.
+    let started = client.open_get(b"t".to_vec(), two(), None);
+    actions(&mut client);
+    frame(&mut client, started, &stream_bytes(1, 1)?[..8])?;
+    actions(&mut client);
+    status(
+        &mut client,
+        started,
+        UNAVAILABLE,
+        "upstream connection lost",
+    )?;
+    let out = actions(&mut client);
+    assert_eq!(sent(&out)?, []);
+    assert!(
+        matches!(ended(&out, started), Some(Err(f)) if f.message == "upstream connection lost")
+    );
+
+    // The last location's failure is the stream's, as it came.
+    let one = client.open_get(b"t".to_vec(), vec![DOWN.into()], None);
+    actions(&mut client);
+    status(&mut client, one, UNAVAILABLE, "tcp connect error")?;
+    let out = actions(&mut client);
+    assert!(matches!(ended(&out, one), Some(Err(f)) if f.message == "tcp connect error"));
+
+    // A connection that closed fails every stream where it is.
+    let closed = client.open_get(b"t".to_vec(), two(), None);
+    actions(&mut client);
+    client.on_close(1006, "");
+    let out = actions(&mut client);
+    assert_eq!(sent(&out)?, []);
+    assert!(matches!(ended(&out, closed), Some(Err(f)) if f.code == UNAVAILABLE));
+    Ok(())
 }

@@ -185,11 +185,12 @@ impl FlightClient {
         options: Option<DoGetOptionsJs>,
     ) -> WasmResult<FlightStream> {
         let options = get_options(&options.map(JsValue::from).unwrap_or(JsValue::UNDEFINED))?;
-        let (ticket, endpoint_location) = ticket_from_js(&ticket)?;
+        let (ticket, endpoint_locations) = ticket_from_js(&ticket)?;
+        let locations = options.location.map_or(endpoint_locations, |l| vec![l]);
         let stream = open_get(
             &self.owner,
             ticket,
-            options.location.or(endpoint_location),
+            locations,
             options.credit_window,
             options.signal,
             options.on_progress,

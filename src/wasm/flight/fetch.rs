@@ -84,12 +84,12 @@ async fn reader(
         let Some(i) = work.fetch.borrow_mut().take() else {
             return Ok(JsValue::UNDEFINED);
         };
-        let (ticket, location) = work.endpoints[i].clone();
+        let (ticket, locations) = work.endpoints[i].clone();
         let signal = options.signal.clone();
         let stream = open_get(
             &owner,
             ticket,
-            location,
+            locations,
             options.credit_window,
             signal,
             None,

@@ -69,18 +69,18 @@ impl StreamHandle {
     }
 }
 
-/// Starts a DoGet of `ticket` at `location` (none: the gateway's upstream). A stream that
-/// could not start fails at its first `next()`.
+/// Starts a DoGet of `ticket` at the first of `locations` that can be read (none: the
+/// gateway's upstream). A stream that could not start fails at its first `next()`.
 pub(super) fn open_get(
     owner: &Rc<Owner>,
     ticket: Vec<u8>,
-    location: Option<String>,
+    locations: Vec<String>,
     window: Option<u64>,
     signal: Option<AbortSignal>,
     on_progress: Option<Function>,
 ) -> StreamHandle {
     let conn = &owner.conn;
-    let id = conn.borrow_mut().client.open_get(ticket, location, window);
+    let id = conn.borrow_mut().client.open_get(ticket, locations, window);
     let home = Rc::new(RefCell::new(Home::Conn(Rc::clone(conn))));
     conn.borrow_mut()
         .register_get(id, Rc::downgrade(&home), on_progress, Rc::clone(owner));

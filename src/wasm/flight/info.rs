@@ -25,7 +25,11 @@ export type FlightDescriptor = { path: string[] } | { cmd: Uint8Array | string }
 /** Where one part of a flight can be read: pass it (or its ticket) to `doGet`. */
 export interface FlightEndpoint {
   ticket: Uint8Array;
-  /** Empty means the gateway's upstream; the gateway dials only locations it allows. */
+  /**
+   * Where the ticket can be read, tried in order: a location that cannot be reached, or
+   * that the gateway does not allow, before any byte arrived is passed over for the
+   * next. Empty means the gateway's upstream; the gateway dials only locations it allows.
+   */
   locations: string[];
   /** Milliseconds since the Unix epoch, when the server set one. */
   expirationTimeMs?: number;
@@ -98,21 +102,25 @@ fn descriptor_to_js(descriptor: &Descriptor) -> JsValue {
     out.into()
 }
 
-/// A ticket and where to read it (none: the gateway's upstream).
-pub(super) type Target = (Vec<u8>, Option<String>);
+/// A ticket and the locations to read it at, in turn (none: the gateway's upstream).
+pub(super) type Target = (Vec<u8>, Vec<String>);
 
-/// A ticket and the location to read it from: an endpoint object, or bare ticket bytes
+/// A ticket and the locations to read it at: an endpoint object, or bare ticket bytes
 /// (then `location`, if given, says where).
 pub(super) fn ticket_from_js(value: &JsValue) -> WasmResult<Target> {
     if value.is_object() && !value.is_instance_of::<Uint8Array>() {
         let ticket = bytes(&get(value, "ticket"), "endpoint.ticket")?;
         let locations = get(value, "locations");
-        let first = Array::is_array(&locations)
-            .then(|| Array::from(&locations).get(0).as_string())
-            .flatten();
-        return Ok((ticket, first));
+        let locations = match Array::is_array(&locations) {
+            true => Array::from(&locations)
+                .iter()
+                .filter_map(|l| l.as_string())
+                .collect(),
+            false => Vec::new(),
+        };
+        return Ok((ticket, locations));
     }
-    Ok((bytes(value, "a ticket")?, None))
+    Ok((bytes(value, "a ticket")?, Vec::new()))
 }
 
 fn endpoint_to_js(endpoint: &Endpoint) -> JsValue {

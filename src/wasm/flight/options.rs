@@ -43,7 +43,7 @@ export interface DoGetOptions {
   signal?: AbortSignal;
   /** Called after each frame, with what has arrived so far. */
   onProgress?: (progress: FlightProgress) => void;
-  /** Where to read a bare ticket; an endpoint's first location is used otherwise. */
+  /** Where to read a bare ticket; an endpoint's locations are tried in turn otherwise. */
   location?: string;
   /** Bytes the gateway may send ahead of consumption; default the gateway's window (8 MiB). */
   creditWindow?: number;
