@@ -69,6 +69,12 @@ impl Client {
     }
 }
 
+/// The largest HTTP/2 frame the upstream may send. h2's default, 16 KiB, has the gateway
+/// read a batch 8 KiB at a time, one `recv` each, and grow its read buffer frame by frame
+/// (docs/flight-cost.md). 1 MiB saved more CPU, but left starved streams' data unread in
+/// the kernel (budget.rs's memory test), for a reason not found yet.
+const MAX_FRAME_BYTES: u32 = 64 << 10;
+
 /// Flight's "same server as the FlightInfo" location.
 const REUSE_CONNECTION: &str = "arrow-flight-reuse-connection://?";
 
@@ -164,6 +170,7 @@ impl Upstreams {
         let channel = endpoint
             .initial_stream_window_size(window)
             .initial_connection_window_size(self.connection_window(window))
+            .max_frame_size(MAX_FRAME_BYTES)
             // A server that vanishes without a reset (power loss, a partition) is found by
             // HTTP/2 pings, and its streams fail instead of waiting forever.
             .connect_timeout(Duration::from_secs(10))
