@@ -21,7 +21,7 @@ use crate::ipc::error::{QuiverError, Result};
 use crate::ipc::BatchMetadata;
 
 /// The 8-byte prefix: continuation marker, then the metadata length.
-const PREFIX: usize = 8;
+pub(crate) const PREFIX: usize = 8;
 const CONTINUATION_MARKER: [u8; 4] = [0xff; 4];
 
 /// A message's custom metadata, built in the message's flatbuffer.
@@ -191,7 +191,7 @@ impl MessageEncoder {
     }
 
     /// Prefix plus metadata, padded so that the body starts on a multiple of 8.
-    fn metadata_size(&self) -> Result<usize> {
+    pub(crate) fn metadata_size(&self) -> Result<usize> {
         let len = self.fbb.finished_data().len();
         let size = PREFIX + len + padding(len);
         if size - PREFIX > i32::MAX as usize {
