@@ -303,7 +303,7 @@ fn a_truncated_footer_is_an_error() {
     assert_eq!(
         error_of(&file[..file.len() - 3]),
         "invalid IPC stream: expected an IPC file to end with the magic ARROW1, found bytes \
-         [00, 00, 00, 41, 52, 52]: the file is truncated or not an IPC file"
+         [0, 0, 0, 65, 82, 82]: the file is truncated or not an IPC file"
     );
     // The tail is whole, but the footer it announces does not fit.
     let mut short = file[..8].to_vec();
@@ -333,21 +333,20 @@ fn footer_blocks_outside_the_file_are_an_error() {
     );
 }
 
-#[test]
-fn a_block_whose_size_disagrees_with_its_message_is_an_error() {
-    let file = sample_file();
-    // Rewrite the footer with batch 1's body one word shorter than its message's.
-    let start = footer_start(&file);
+/// `file` with its footer rewritten: batch 1's block as `change` makes it. Returns the
+/// file and batch 1's true block.
+fn with_batch_1_block(
+    file: &[u8],
+    change: impl Fn(&arrow_ipc::Block) -> arrow_ipc::Block,
+) -> (Vec<u8>, arrow_ipc::Block) {
+    let start = footer_start(file);
     let footer = arrow_ipc::root_as_footer(&file[start..file.len() - 10]).unwrap();
-    let blocks: Vec<arrow_ipc::Block> = footer.recordBatches().unwrap().iter().copied().collect();
+    let mut blocks: Vec<arrow_ipc::Block> =
+        footer.recordBatches().unwrap().iter().copied().collect();
+    let original = blocks[1];
+    blocks[1] = change(&original);
     let mut fbb = flatbuffers::FlatBufferBuilder::new();
-    let mut changed = blocks.clone();
-    changed[1] = arrow_ipc::Block::new(
-        blocks[1].offset(),
-        blocks[1].metaDataLength(),
-        blocks[1].bodyLength() - 8,
-    );
-    let batches = fbb.create_vector(&changed);
+    let batches = fbb.create_vector(&blocks);
     let schema = arrow_ipc::convert::IpcSchemaEncoder::new().schema_to_fb_offset(
         &mut fbb,
         &arrow_ipc::convert::try_fb_to_schema(footer.schema().unwrap()).unwrap(),
@@ -363,8 +362,17 @@ fn a_block_whose_size_disagrees_with_its_message_is_an_error() {
     bad.extend_from_slice(new_footer);
     bad.extend_from_slice(&(new_footer.len() as i32).to_le_bytes());
     bad.extend_from_slice(b"ARROW1");
-    let meta = blocks[1].metaDataLength();
-    let body = blocks[1].bodyLength();
+    (bad, original)
+}
+
+#[test]
+fn a_block_whose_size_disagrees_with_its_message_is_an_error() {
+    let file = sample_file();
+    // A body one word shorter than the message's.
+    let (bad, block) = with_batch_1_block(&file, |b| {
+        arrow_ipc::Block::new(b.offset(), b.metaDataLength(), b.bodyLength() - 8)
+    });
+    let (meta, body) = (block.metaDataLength(), block.bodyLength());
     assert_eq!(
         error_of(&bad),
         format!(
@@ -377,6 +385,20 @@ fn a_block_whose_size_disagrees_with_its_message_is_an_error() {
     // Batch 0 still reads: the error is batch 1's.
     let mut decoder = FileDecoder::from_bytes(&bad, ReadLimits::default()).unwrap();
     assert!(decoder.read_batch_from(0, &bad).is_ok());
+
+    // Metadata declared one word longer: the block runs past its message (into the
+    // end-of-stream marker), whose body has the declared length.
+    let (bad, _) = with_batch_1_block(&file, |b| {
+        arrow_ipc::Block::new(b.offset(), b.metaDataLength() + 8, b.bodyLength())
+    });
+    assert_eq!(
+        error_of(&bad),
+        format!(
+            "invalid IPC stream: record batch block 1 declares {} bytes of metadata and a \
+             {body}-byte body, but its message has {meta} and {body}",
+            meta + 8
+        )
+    );
 }
 
 #[test]

@@ -78,7 +78,10 @@ impl FileDecoder {
     /// Where the footer lies in a file of `file_len` bytes, from the file's last
     /// [`TAIL_BYTES`] bytes.
     pub fn footer_range(tail: &[u8], file_len: u64, limits: &ReadLimits) -> Result<Range<u64>> {
-        let Some((len, magic)) = tail.split_first_chunk::<4>() else {
+        let Some((len, magic)) = tail
+            .split_first_chunk::<4>()
+            .filter(|_| tail.len() as u64 == TAIL_BYTES)
+        else {
             return Err(QuiverError::invalid(format!(
                 "expected an IPC file of at least {TAIL_BYTES} bytes, found {file_len}"
             )));
@@ -179,7 +182,7 @@ impl FileDecoder {
     }
 
     /// Decodes batch `index` from the bytes of [`FileDecoder::ranges`], which must lie
-    /// inside the ranges `given`: `copy(offset, destination)` fills `destination` with the
+    /// inside the ranges `given` (in order of their starts): `copy(offset, destination)` fills `destination` with the
     /// file's bytes from `offset` on, and is only asked for bytes inside `given`. The
     /// bytes of `given` count as read.
     ///
@@ -441,12 +444,11 @@ fn check_block(
     })
 }
 
-/// Whether `range` lies inside `given`, whose ranges may meet end to start.
+/// Whether `range` lies inside `given`, whose ranges are in order of their starts and
+/// may meet end to start.
 fn covered(given: &[Range<u64>], range: &Range<u64>) -> bool {
-    let mut sorted = given.to_vec();
-    sorted.sort_by_key(|r| r.start);
     let mut reach: Option<u64> = None;
-    for r in sorted {
+    for r in given {
         match reach {
             Some(end) if r.start <= end => reach = Some(end.max(r.end)),
             _ if r.start <= range.start => reach = Some(r.end),
@@ -502,10 +504,11 @@ fn kind_name(kind: MessageHeader) -> String {
         .unwrap_or_else(|| format!("unknown message type {}", kind.0))
 }
 
+/// Bytes that should have been the magic, as text where they are printable.
 fn describe_bytes(bytes: &[u8]) -> String {
-    match std::str::from_utf8(bytes) {
-        Ok(text) if text.chars().all(|c| c.is_ascii_graphic()) => text.to_owned(),
-        _ => format!("bytes {bytes:02x?}"),
+    match bytes.iter().all(u8::is_ascii_graphic) {
+        true => String::from_utf8_lossy(bytes).into_owned(),
+        false => format!("bytes {bytes:?}"),
     }
 }
 

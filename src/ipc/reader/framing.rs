@@ -148,6 +148,13 @@ impl Framer {
             self.stage = Stage::Prefix { need: 8 };
             return Ok(None);
         }
+        // A file's magic, ARROW1, would pass for a huge legacy length below.
+        if self.filled == 4 && self.prefix[..4] == *b"ARRO" {
+            return Err(QuiverError::invalid(
+                "expected a message, found the magic ARROW1 of an IPC file: read files with \
+                 tableFromIPC or openFile",
+            ));
+        }
         // Before format 0.15 the prefix was the length alone, with no continuation marker.
         let at = self.filled - 4;
         let len = i32::from_le_bytes([
