@@ -1,4 +1,4 @@
-import type { RecordBatch, Table } from './quiver.cjs';
+import type { ArrowFile, ReaderOptions, RecordBatch, Table } from './quiver.cjs';
 
 export * from './quiver.cjs';
 
@@ -15,4 +15,5 @@ declare module './quiver.cjs' {
   interface StreamReader extends IterableReader<RecordBatch> {}
   interface FlightStream extends IterableFlightStream<RecordBatch> {}
   interface FlightClient extends FlightClientDoPut<RecordBatch, Table> {}
+  interface ArrowFile extends FileBatches<RecordBatch> {}
 }

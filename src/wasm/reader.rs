@@ -6,8 +6,10 @@ use wasm_bindgen::prelude::*;
 
 use super::batch::{table_with_metadata, RecordBatch, Table};
 use super::error::{usage, WasmResult};
+use super::file::table_from_file;
 use super::options::{read_limits, ReaderOptionsJs};
 use super::schema::schema_to_js;
+use crate::ipc::reader::is_file;
 use crate::ipc::StreamDecoder;
 
 /// Decodes an Arrow IPC stream pushed in segments of any size.
@@ -149,7 +151,9 @@ impl StreamReader {
     }
 }
 
-/// Decodes a whole IPC stream, given as one array or as the segments it arrived in.
+/// Decodes a whole IPC stream or file, given as one array or as the segments it arrived
+/// in. A file (it starts with the magic `ARROW1`) is read through its footer, like
+/// `openFile`.
 ///
 /// ```js
 /// using table = tableFromIPC(new Uint8Array(await (await fetch(url)).arrayBuffer()));
@@ -159,28 +163,33 @@ pub fn table_from_ipc(
     #[wasm_bindgen(unchecked_param_type = "Uint8Array | Uint8Array[]")] input: JsValue,
     options: Option<ReaderOptionsJs>,
 ) -> WasmResult<Table> {
-    let mut reader = StreamReader::new(options)?;
-    let mut batches = Vec::new();
-    let mut push = |segment: JsValue| -> WasmResult<()> {
-        let segment = segment
-            .dyn_into::<Uint8Array>()
-            .map_err(|_| usage("tableFromIPC expects a Uint8Array or an array of Uint8Array"))?;
-        reader.push_array(&segment)?;
-        batches.extend(std::iter::from_fn(|| {
-            reader.decoder.next_batch_with_metadata()
-        }));
-        Ok(())
-    };
-    if Array::is_array(&input) {
-        for segment in Array::from(&input).iter() {
-            push(segment)?;
-        }
+    let segments = if Array::is_array(&input) {
+        Array::from(&input).iter().collect()
     } else {
-        push(input)?;
+        vec![input]
+    };
+    let segments = segments
+        .into_iter()
+        .map(|segment| segment.dyn_into::<Uint8Array>())
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(|_| usage("tableFromIPC expects a Uint8Array or an array of Uint8Array"))?;
+    let limits = read_limits(options)?;
+    let head: Vec<u8> = segments
+        .iter()
+        .flat_map(|s| s.subarray(0, 6).to_vec())
+        .take(6)
+        .collect();
+    if is_file(&head) {
+        return table_from_file(segments, limits);
     }
-    reader.decoder.finish()?;
-    let schema = reader
-        .decoder
+    let mut decoder = StreamDecoder::new(limits);
+    let mut batches = Vec::new();
+    for segment in &segments {
+        push_js(&mut decoder, segment)?;
+        batches.extend(std::iter::from_fn(|| decoder.next_batch_with_metadata()));
+    }
+    decoder.finish()?;
+    let schema = decoder
         .schema()
         .ok_or_else(|| usage("stream has no schema"))?;
     Ok(table_with_metadata(schema, batches))

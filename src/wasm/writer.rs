@@ -9,8 +9,8 @@ use wasm_bindgen::prelude::*;
 use super::batch::{call_on_batch_or_table, RecordBatch, Table};
 use super::chunks::Chunks;
 use super::error::WasmResult;
-use super::writer_options::{write_options, WriterOptionsJs};
-use crate::ipc::writer::{self, StreamEncoder};
+use super::writer_options::{write_options, write_options_and_format, Format, WriterOptionsJs};
+use crate::ipc::writer::{self, StreamEncoder, WriteStats};
 use crate::ipc::BatchMetadata;
 
 /// Encodes record batches as an Arrow IPC stream, one `Chunks` per call.
@@ -138,15 +138,19 @@ impl StreamWriter {
     /// Counters of messages, batches and bytes (a new object each time).
     #[wasm_bindgen(getter, unchecked_return_type = "WriterStats")]
     pub fn stats(&self) -> JsValue {
-        let stats = self.encoder.stats();
-        let value = WriterStatsJs {
-            messages: stats.messages as f64,
-            batches: stats.batches as f64,
-            bytes_written: stats.bytes_written as f64,
-            extra_bytes_copied: stats.extra_bytes_copied as f64,
-        };
-        serde_wasm_bindgen::to_value(&value).unwrap_or(JsValue::UNDEFINED)
+        stats_to_js(self.encoder.stats())
     }
+}
+
+/// `WriterStats` for JavaScript.
+pub(super) fn stats_to_js(stats: &WriteStats) -> JsValue {
+    let value = WriterStatsJs {
+        messages: stats.messages as f64,
+        batches: stats.batches as f64,
+        bytes_written: stats.bytes_written as f64,
+        extra_bytes_copied: stats.extra_bytes_copied as f64,
+    };
+    serde_wasm_bindgen::to_value(&value).unwrap_or(JsValue::UNDEFINED)
 }
 
 /// The exact size in bytes of the record batch message that writing `batch` produces
@@ -166,10 +170,13 @@ pub fn message_size(batch: &RecordBatch, options: Option<WriterOptionsJs>) -> Wa
 }
 
 /// A whole table or batch as one IPC stream, in a new `Uint8Array` owned by JavaScript:
-/// schema, dictionaries, batches and end-of-stream marker. The source is only read.
+/// schema, dictionaries, batches and end-of-stream marker; or, with `format: 'file'`, as
+/// an IPC file (the `.arrow` files pyarrow, pandas and polars read). The source is only
+/// read.
 ///
 /// ```js
 /// const bytes = tableToIPC(table, { compression: 'zstd' });
+/// const file = tableToIPC(table, { format: 'file' });
 /// ```
 #[wasm_bindgen(js_name = tableToIPC, unchecked_return_type = "Uint8Array")]
 pub fn table_to_ipc(
@@ -188,7 +195,7 @@ pub fn table_to_ipc(
 
 #[wasm_bindgen]
 impl RecordBatch {
-    /// This batch as a whole IPC stream (see `tableToIPC`).
+    /// This batch as a whole IPC stream or file (see `tableToIPC`).
     #[wasm_bindgen(js_name = toIPC)]
     pub fn to_ipc(&self, options: Option<WriterOptionsJs>) -> WasmResult<Uint8Array> {
         let schema = self.as_arrow().schema();
@@ -198,7 +205,7 @@ impl RecordBatch {
 
 #[wasm_bindgen]
 impl Table {
-    /// This table as a whole IPC stream (see `tableToIPC`).
+    /// This table as a whole IPC stream or file (see `tableToIPC`).
     #[wasm_bindgen(js_name = toIPC)]
     pub fn to_ipc(&self, options: Option<WriterOptionsJs>) -> WasmResult<Uint8Array> {
         let batches = self.arrow_batches().iter().zip(self.batch_metadata());
@@ -206,12 +213,16 @@ impl Table {
     }
 }
 
-/// `batches`, with their metadata, as one IPC stream.
+/// `batches`, with their metadata, as one IPC stream or file, as the options ask.
 fn stream_bytes<'a>(
     schema: SchemaRef,
     batches: impl IntoIterator<Item = (&'a arrow_array::RecordBatch, &'a BatchMetadata)>,
     options: Option<WriterOptionsJs>,
 ) -> WasmResult<Uint8Array> {
-    let chunks = writer::write_stream_with_metadata(schema, batches, &write_options(options)?)?;
+    let (options, format) = write_options_and_format(options)?;
+    let chunks = match format {
+        Format::Stream => writer::write_stream_with_metadata(schema, batches, &options)?,
+        Format::File => writer::write_file_with_metadata(schema, batches, &options)?,
+    };
     Ok(Chunks::new(chunks).to_uint8_array())
 }
