@@ -11,9 +11,9 @@ use super::writer_options::{write_options, WriterOptionsJs};
 use crate::ipc::writer::FileEncoder;
 
 /// Encodes record batches as an Arrow IPC file, one `Chunks` per call; `finish` writes
-/// the footer. In order, the chunks are the file: hand them to `new Blob(chunks)` or a
-/// `WritableStream`. `toArray()` views stay valid until the `Chunks` are freed, so copy
-/// them (`new Blob` does) before freeing.
+/// the footer. In order, the chunks are the file, for a `Blob` or a `WritableStream`.
+/// `toArray()` views stay valid until the `Chunks` are freed, and in browsers they are
+/// views of resizable wasm memory, which `Blob` refuses: copy them with `slice()`.
 ///
 /// A batch whose dictionary replaces, rather than extends, one written before is refused:
 /// the file format has one dictionary per column, which only deltas extend. A failed

@@ -199,7 +199,7 @@ impl RecordBatch {
     #[wasm_bindgen(js_name = toIPC)]
     pub fn to_ipc(&self, options: Option<WriterOptionsJs>) -> WasmResult<Uint8Array> {
         let schema = self.as_arrow().schema();
-        stream_bytes(schema, [(self.as_arrow(), self.metadata_ref())], options)
+        stream_bytes(schema, &[(self.as_arrow(), self.metadata_ref())], options)
     }
 }
 
@@ -208,17 +208,23 @@ impl Table {
     /// This table as a whole IPC stream or file (see `tableToIPC`).
     #[wasm_bindgen(js_name = toIPC)]
     pub fn to_ipc(&self, options: Option<WriterOptionsJs>) -> WasmResult<Uint8Array> {
-        let batches = self.arrow_batches().iter().zip(self.batch_metadata());
-        stream_bytes(self.schema_ref().clone(), batches, options)
+        let batches: Vec<_> = self
+            .arrow_batches()
+            .iter()
+            .zip(self.batch_metadata())
+            .collect();
+        stream_bytes(self.schema_ref().clone(), &batches, options)
     }
 }
 
-/// `batches`, with their metadata, as one IPC stream or file, as the options ask.
-fn stream_bytes<'a>(
+/// `batches`, with their metadata, as one IPC stream or file, as the options ask. A slice,
+/// so that each writer is compiled once for batches and tables.
+fn stream_bytes(
     schema: SchemaRef,
-    batches: impl IntoIterator<Item = (&'a arrow_array::RecordBatch, &'a BatchMetadata)>,
+    batches: &[(&arrow_array::RecordBatch, &BatchMetadata)],
     options: Option<WriterOptionsJs>,
 ) -> WasmResult<Uint8Array> {
+    let batches = batches.iter().copied();
     let (options, format) = write_options_and_format(options)?;
     let chunks = match format {
         Format::Stream => writer::write_stream_with_metadata(schema, batches, &options)?,
