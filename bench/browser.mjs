@@ -42,6 +42,8 @@ try {
   page.searchParams.set('suites', suiteList);
   // BENCH_ZSTD_C (bench.sh --zstd-c): the zstd-c package flavour, for the reader's ZSTD rows.
   if (process.env.BENCH_ZSTD_C) page.searchParams.set('zstdC', relative(root, resolve(process.env.BENCH_ZSTD_C)));
+  // BENCH_MEMORY=fixed: keep wasm memory a fixed-length buffer (bench/page.js).
+  if (process.env.BENCH_MEMORY) page.searchParams.set('memory', process.env.BENCH_MEMORY);
   const routes = {};
   if (suiteList.split(',').includes('flight')) {
     // A pyarrow upstream behind a release gateway that allows this origin, and the bare

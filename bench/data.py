@@ -1,6 +1,8 @@
 """Writes the benchmark workload of issues 2 and 3: 200 batches of four columns (int64
 sequence; int32 with 10% nulls; float64; 16-byte utf8) at 100, 500, 2000 and 8192 rows
-per batch, uncompressed and with LZ4 and ZSTD bodies, as pyarrow writes them.
+per batch, uncompressed and with LZ4 and ZSTD bodies, as pyarrow writes them. For the
+accessor suite of issue 32, also a nested workload: 200 batches of a list<int32> column
+(0 to 4 items, 10% nulls), uncompressed.
 
     .venv/bin/python bench/data.py OUT_DIR
 """
@@ -32,20 +34,38 @@ def batch(rng, start, rows):
     )
 
 
+NESTED = pa.schema([("list", pa.list_(pa.int32()))])
+
+
+def nested_batch(rng, rows):
+    def item():
+        return None if rng.random() < 0.1 else [rng.randrange(-1000, 1000) for _ in range(rng.randrange(5))]
+
+    items = [item() for _ in range(rows)]
+    return pa.record_batch([pa.array(items, pa.list_(pa.int32()))], schema=NESTED)
+
+
+def write(path, schema, batches, codec=None):
+    options = pa.ipc.IpcWriteOptions(compression=codec)
+    with pa.OSFile(path + ".tmp", "wb") as sink, pa.ipc.new_stream(sink, schema, options=options) as w:
+        for b in batches:
+            w.write_batch(b)
+    os.replace(path + ".tmp", path)
+
+
 def main(out):
     os.makedirs(out, exist_ok=True)
     for rows in ROWS:
         paths = {c: os.path.join(out, f"reader-{rows}-{c}.arrows") for c in CODECS}
-        if all(os.path.exists(p) for p in paths.values()):
-            continue
-        rng = random.Random(rows)
-        batches = [batch(rng, i * rows, rows) for i in range(BATCHES)]
-        for codec, path in paths.items():
-            options = pa.ipc.IpcWriteOptions(compression=CODECS[codec])
-            with pa.OSFile(path + ".tmp", "wb") as sink, pa.ipc.new_stream(sink, SCHEMA, options=options) as w:
-                for b in batches:
-                    w.write_batch(b)
-            os.replace(path + ".tmp", path)
+        if not all(os.path.exists(p) for p in paths.values()):
+            rng = random.Random(rows)
+            batches = [batch(rng, i * rows, rows) for i in range(BATCHES)]
+            for codec, path in paths.items():
+                write(path, SCHEMA, batches, CODECS[codec])
+        nested = os.path.join(out, f"nested-{rows}.arrows")
+        if not os.path.exists(nested):
+            rng = random.Random(rows)
+            write(nested, NESTED, [nested_batch(rng, rows) for _ in range(BATCHES)])
     print(f"workload in {out}")
 
 

@@ -32,7 +32,10 @@ const log = (line) => {
 };
 
 async function main() {
-  await init();
+  // ?memory=fixed (BENCH_MEMORY=fixed): the glue's own init, without the web entry's switch
+  // of wasm memory to a resizable buffer, to measure what that switch costs (issue 32).
+  if (params.get('memory') === 'fixed') await (await import('/pkg/web/quiver.js')).default();
+  else await init();
   // The zstd-c package flavour, when browser.mjs was given one (BENCH_ZSTD_C).
   const zstdC = params.get('zstdC');
   const quiverZstdC = zstdC ? await import(`/${zstdC}/web/index.js`) : undefined;
@@ -47,7 +50,8 @@ async function main() {
   // bench/browser.mjs serves the page cross-origin isolated: otherwise Chromium rounds
   // performance.now() to 100 µs, a sizeable part of a timed run of small batches.
   if (!globalThis.crossOriginIsolated) throw new Error('the benchmark page is not cross-origin isolated');
-  const env = `Chromium ${navigator.userAgent.match(/Chrome\/([\d.]+)/)?.[1] ?? '?'}`;
+  const memory = params.get('memory') === 'fixed' ? ', fixed-length memory' : '';
+  const env = `Chromium ${navigator.userAgent.match(/Chrome\/([\d.]+)/)?.[1] ?? '?'}${memory}`;
   // The gateway and bare server browser.mjs started for the flight suite, and the CPU
   // time the gateway, its upstream and the machine spent so far.
   const flight = params.get('gateway')

@@ -34,6 +34,11 @@ const fastestJsReader = (run, codec, rows, read = false) =>
   Math.min(...['arrowjs', 'arrowjsSync', 'flechette'].map((n) => reader(run, codec, rows, '64k', n, read) ?? Infinity));
 const writer = (run, codec, rows, name) => run.report.writer?.find((r) => r.codec === codec && r.rows === rows && r.name === name);
 const views = (run, rows, name, work) => run.report.views?.find((r) => r.rows === rows && r.name === name && r.work === work)?.usPerBatch;
+const accessor = (run, rows, cell, name) => run.report.accessors?.find((r) => r.rows === rows && r.cell === cell && r.name === name)?.ns;
+/** Quiver's time over flechette's, per accessor cell and size that both ran. */
+const accessorRatios = (run) => (run.report.accessors ?? [])
+  .filter((r) => r.name === 'quiver' && accessor(run, r.rows, r.cell, 'flechette') !== undefined)
+  .map((r) => ({ label: `${r.cell} ${r.rows}`, ratio: r.ns / accessor(run, r.rows, r.cell, 'flechette') }));
 const flight = (mode, rows) => chromium.report.flight?.find((r) => r.mode === mode && r.rows === rows);
 const flightSizes = [...new Set((chromium.report.flight ?? []).filter((r) => r.rows).map((r) => r.rows))];
 
@@ -82,6 +87,9 @@ const targets = [
     SIZES.map((rows) => cell(`${rows}`, views(chromium, rows, 'quiver views', 'decode+scan') / views(chromium, rows, 'flechette', 'decode+scan'), x, (v) => v <= 1))),
   target(4, 'Chromium', 'toArrowJS costs less than Arrow JS\'s own tableFromIPC',
     SIZES.map((rows) => cell(`${rows}`, views(chromium, rows, 'quiver toArrowJS', 'convert') / views(chromium, rows, 'arrowjs', 'convert'), x, (v) => v < 1))),
+  ...[['Chromium', chromium], ['Node', node]].map(([engine, run]) =>
+    target(32, engine, 'every per-row read (get, isValid, iteration, toArray, table.toArray, decode + README loop) at least as fast as flechette (Quiver ÷ flechette at most 1)',
+      accessorRatios(run).map(({ label, ratio }) => cell(label, ratio, x, (v) => v <= 1)))),
   target(28, 'Chromium', 'decoded DoGet at least 0.9× the gateway\'s raw delivery in the same run',
     flightSizes.map((rows) => cell(`${rows}`, flight('decoded', rows).mibPerS / flight('raw', rows).mibPerS, x, (v) => v >= 0.9))),
   target(28, 'Chromium', 'the gateway spends at most 1.0 CPU second per GB delivered, pyarrow upstream',
@@ -209,6 +217,8 @@ if (readmeFlag === '--readme') {
         : '',
       `| write, uncompressed | the fastest JS writer | ${both(writerRatio)} |`,
       `| decode and scan columns | flechette | ${both((run, rows) => views(run, rows, 'flechette', 'decode+scan') / views(run, rows, 'quiver views', 'decode+scan'))} |`,
+      `| per-row reads (get, isValid, iteration, toArray, table.toArray) | flechette | ${
+        [['Chromium', chromium], ['Node', node]].map(([engine, run]) => `${range(accessorRatios(run).map((r) => 1 / r.ratio))} in ${engine}`).join(', ')} |`,
       flightSizes.length
         ? `| Flight DoGet, decoded | the gateway's raw delivery | ${range(flightSizes.map((rows) => flight('decoded', rows).mibPerS / flight('raw', rows).mibPerS))} in Chromium (${range(flightSizes.map((rows) => flight('decoded', rows).mibPerS), (v) => fmt(v, 0))} MiB/s decoded) |`
         : '',

@@ -8,17 +8,17 @@ use tonic::Status;
 
 use crate::convert::{descriptor_to_proto, info_from_proto, poll_from_proto};
 use crate::out::Out;
-use crate::upstream::{request, Client};
+use crate::upstream::{request, CallMetadata, Client};
 
 /// Runs one request and sends its results; the caller sends the terminal status.
 pub(crate) async fn run(
     msg: ClientMessage,
     client: Client,
-    token: Option<String>,
+    metadata: CallMetadata,
     out: Out,
 ) -> Result<(), Status> {
     let mut client = client.flight();
-    let token = token.as_deref();
+    let metadata = &metadata;
     let send = |m: ServerMessage| {
         let out = out.clone();
         async move { out.send_json(&m).await }
@@ -29,7 +29,7 @@ pub(crate) async fn run(
                 protocol_version: 0,
                 payload: payload.into(),
             };
-            let req = request(tokio_stream::iter([hs]), token)?;
+            let req = request(tokio_stream::iter([hs]), metadata)?;
             let mut responses = client.handshake(req).await?.into_inner();
             while let Some(r) = responses.message().await? {
                 send(ServerMessage::Handshake {
@@ -44,7 +44,7 @@ pub(crate) async fn run(
                 Criteria {
                     expression: criteria.into(),
                 },
-                token,
+                metadata,
             )?;
             let mut infos = client.list_flights(req).await?.into_inner();
             while let Some(info) = infos.message().await? {
@@ -53,14 +53,14 @@ pub(crate) async fn run(
             }
         }
         ClientMessage::GetFlightInfo { stream, descriptor } => {
-            let req = request(descriptor_to_proto(descriptor), token)?;
+            let req = request(descriptor_to_proto(descriptor), metadata)?;
             let info = with_encapsulated_schema(info_from_proto(
                 client.get_flight_info(req).await?.into_inner(),
             ));
             send(ServerMessage::FlightInfo { stream, info }).await?;
         }
         ClientMessage::PollFlightInfo { stream, descriptor } => {
-            let req = request(descriptor_to_proto(descriptor), token)?;
+            let req = request(descriptor_to_proto(descriptor), metadata)?;
             let mut poll =
                 poll_from_proto(stream, client.poll_flight_info(req).await?.into_inner());
             if let ServerMessage::PollInfo {
@@ -72,7 +72,7 @@ pub(crate) async fn run(
             send(poll).await?;
         }
         ClientMessage::GetSchema { stream, descriptor } => {
-            let req = request(descriptor_to_proto(descriptor), token)?;
+            let req = request(descriptor_to_proto(descriptor), metadata)?;
             let schema = client.get_schema(req).await?.into_inner().schema.to_vec();
             send(ServerMessage::Schema {
                 stream,
@@ -90,7 +90,7 @@ pub(crate) async fn run(
                     r#type: action,
                     body: body.into(),
                 },
-                token,
+                metadata,
             )?;
             let mut results = client.do_action(req).await?.into_inner();
             while let Some(r) = results.message().await? {
@@ -103,7 +103,7 @@ pub(crate) async fn run(
         }
         ClientMessage::ListActions { stream } => {
             let mut types = client
-                .list_actions(request(Empty {}, token)?)
+                .list_actions(request(Empty {}, metadata)?)
                 .await?
                 .into_inner();
             while let Some(t) = types.message().await? {

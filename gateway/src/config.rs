@@ -2,11 +2,15 @@
 
 use std::io;
 use std::path::PathBuf;
+use std::sync::Arc;
 use std::time::Duration;
 
+use axum::http::HeaderName;
 use clap::Parser;
+use tokio_rustls::rustls::ServerConfig;
 
 pub use crate::budget::Limits;
+use crate::tls::UpstreamTls;
 use crate::upstream::MIN_STREAM_WINDOW;
 
 const DAY_SECS: u64 = 24 * 60 * 60;
@@ -15,12 +19,30 @@ const DAY_SECS: u64 = 24 * 60 * 60;
 #[derive(Debug, Parser)]
 #[command(name = "quiver-gateway", version)]
 pub struct Args {
-    /// Address to listen on; WebSocket clients connect to ws://ADDR/flight.
+    /// Address to listen on; WebSocket clients connect to ws://ADDR/flight (wss:// with
+    /// --tls-cert).
     #[arg(long, default_value = "127.0.0.1:8080")]
     pub listen: String,
-    /// The Flight server requests go to (grpc://host:port). Required unless --demo.
+    /// Serve wss:// (and static files over https://) with this PEM certificate chain.
+    #[arg(long, value_name = "FILE", requires = "tls_key")]
+    pub tls_cert: Option<PathBuf>,
+    /// The PEM private key of --tls-cert.
+    #[arg(long, value_name = "FILE", requires = "tls_cert")]
+    pub tls_key: Option<PathBuf>,
+    /// The Flight server requests go to (grpc://host:port, or grpc+tls://host:port).
+    /// Required unless --demo.
     #[arg(long, required_unless_present = "demo")]
     pub upstream: Option<String>,
+    /// Trust the PEM CA certificates in FILE for grpc+tls upstreams, instead of the
+    /// system's roots.
+    #[arg(long, value_name = "FILE")]
+    pub upstream_ca: Option<PathBuf>,
+    /// A PEM client certificate chain sent to grpc+tls upstreams that ask for one (mTLS).
+    #[arg(long, value_name = "FILE", requires = "upstream_key")]
+    pub upstream_cert: Option<PathBuf>,
+    /// The PEM private key of --upstream-cert.
+    #[arg(long, value_name = "FILE", requires = "upstream_cert")]
+    pub upstream_key: Option<PathBuf>,
     /// Allowed browser Origins (repeatable; "*" allows any). Same-origin pages and
     /// clients that send no Origin are always allowed.
     #[arg(long)]
@@ -43,9 +65,15 @@ pub struct Args {
     /// Run an in-process Flight service with generated data and use it as the upstream.
     #[arg(long)]
     pub demo: bool,
-    /// Bearer token clients must present (`auth` message); it is also sent upstream.
+    /// The one service credential: a bearer token clients must present (`auth`
+    /// message), also sent upstream. Without it, each client's own token is sent.
     #[arg(long)]
     pub token: Option<String>,
+    /// Send this header of the browser's WebSocket upgrade request as gRPC metadata on
+    /// the connection's upstream calls (repeatable, case-insensitive). No other header
+    /// is forwarded.
+    #[arg(long, value_name = "NAME")]
+    pub forward_header: Vec<String>,
     /// Close connections with no open stream and no request for this many seconds.
     #[arg(long, default_value_t = 300)]
     pub idle_timeout_secs: u64,
@@ -97,6 +125,10 @@ pub struct Args {
 #[derive(Debug, Clone)]
 pub struct Config {
     pub upstream: String,
+    pub upstream_tls: UpstreamTls,
+    /// The certificate `wss://` is served with; `None` serves `ws://`.
+    pub tls: Option<Arc<ServerConfig>>,
+    pub forward_headers: Vec<HeaderName>,
     pub allow_origins: Vec<String>,
     pub allow_locations: Vec<String>,
     pub max_segment_bytes: usize,
@@ -120,6 +152,9 @@ impl Config {
     pub fn new(upstream: impl Into<String>) -> Self {
         Config {
             upstream: upstream.into(),
+            upstream_tls: UpstreamTls::default(),
+            tls: None,
+            forward_headers: Vec::new(),
             allow_origins: Vec::new(),
             allow_locations: Vec::new(),
             max_segment_bytes: quiver::flight::DEFAULT_MAX_SEGMENT_BYTES,
@@ -155,12 +190,13 @@ impl Args {
             )));
         }
         let upstream = self.upstream.clone().unwrap_or_default();
-        let grpc = ["grpc://", "grpc+tcp://"]
+        let grpc = ["grpc://", "grpc+tcp://", "grpc+tls://"]
             .iter()
             .any(|p| upstream.starts_with(p));
         if !self.demo && !grpc {
             return Err(invalid(format!(
-                "--upstream must be grpc://host:port or grpc+tcp://host:port, found {upstream:?}"
+                "--upstream must be grpc://host:port, grpc+tcp://host:port or \
+                 grpc+tls://host:port, found {upstream:?}"
             )));
         }
         // A window smaller than a segment only slows every stream; none would hang a
@@ -235,8 +271,25 @@ impl Args {
                 self.stall_timeout_secs
             )));
         }
+        let forward_headers = self
+            .forward_header
+            .iter()
+            .map(|name| crate::forward::check_name(name).map_err(invalid))
+            .collect::<io::Result<_>>()?;
+        let identity = self
+            .upstream_cert
+            .as_deref()
+            .zip(self.upstream_key.as_deref());
+        let upstream_tls = UpstreamTls::from_files(self.upstream_ca.as_deref(), identity)?;
+        let tls = match (&self.tls_cert, &self.tls_key) {
+            (Some(cert), Some(key)) => Some(crate::tls::server_config_from_files(cert, key)?),
+            _ => None,
+        };
         Ok(Config {
             upstream,
+            upstream_tls,
+            tls,
+            forward_headers,
             allow_origins: self.allow_origin.clone(),
             allow_locations: self.allow_location.clone(),
             max_segment_bytes: self.max_segment_bytes,
@@ -286,8 +339,10 @@ mod tests {
             config(&["--upstream", "http://h:1"])
                 .unwrap_err()
                 .to_string(),
-            "--upstream must be grpc://host:port or grpc+tcp://host:port, found \"http://h:1\""
+            "--upstream must be grpc://host:port, grpc+tcp://host:port or \
+             grpc+tls://host:port, found \"http://h:1\""
         );
+        config(&["--upstream", "grpc+tls://h:1"]).unwrap();
         assert!(config(&[]).is_err(), "--upstream or --demo is required");
         config(&["--demo"]).unwrap();
         assert!(config(&["--demo", "--max-segment-bytes", "8"]).is_err());
@@ -336,5 +391,37 @@ mod tests {
         assert_eq!(budget.buffer_budget.total, 65536);
         assert_eq!(budget.stall_timeout, Duration::from_secs(2));
         assert!(config(&["--demo", "--stall-timeout-secs", "0"]).is_err());
+    }
+
+    #[test]
+    fn tls_and_forwarding_options() {
+        let c = config(&["--demo", "--forward-header", "X-User"]).unwrap();
+        assert_eq!(c.forward_headers, ["x-user"]);
+        assert_eq!(
+            config(&["--demo", "--forward-header", "Host"])
+                .unwrap_err()
+                .to_string(),
+            "--forward-header Host: the header belongs to HTTP/2, gRPC or the WebSocket \
+             upgrade and cannot be forwarded"
+        );
+        let missing = "/nonexistent/quiver-ca.pem";
+        assert_eq!(
+            config(&["--demo", "--upstream-ca", missing])
+                .unwrap_err()
+                .to_string(),
+            format!("--upstream-ca {missing}: No such file or directory (os error 2)")
+        );
+        let not_pem = env!("CARGO_MANIFEST_PATH");
+        assert_eq!(
+            config(&["--demo", "--tls-cert", not_pem, "--tls-key", not_pem])
+                .unwrap_err()
+                .to_string(),
+            format!("--tls-cert {not_pem}: expected a PEM certificate, found none")
+        );
+        let error = config(&["--demo", "--upstream-cert", not_pem]).unwrap_err();
+        assert!(
+            error.to_string().contains("--upstream-key <FILE>"),
+            "clap asks for the key: {error}"
+        );
     }
 }

@@ -8,6 +8,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use axum::extract::ws::{CloseFrame, Message, WebSocket};
+use axum::http::HeaderMap;
 use bytes::Bytes;
 use futures::{SinkExt, StreamExt};
 use quiver::flight::control::ServerMessage;
@@ -48,7 +49,13 @@ impl From<Stop> for Close {
     }
 }
 
-pub(crate) async fn run(socket: WebSocket, shared: Arc<Shared>, client: IpAddr) {
+/// Serves one upgraded socket from `client`, whose upstream calls carry `forwarded`.
+pub(crate) async fn run(
+    socket: WebSocket,
+    shared: Arc<Shared>,
+    client: IpAddr,
+    forwarded: HeaderMap,
+) {
     let (sink, mut stream) = socket.split();
     let account = shared.budget.open(client);
     let (out, out_rx) = Out::new(OUT_QUEUE, account.clone());
@@ -57,7 +64,13 @@ pub(crate) async fn run(socket: WebSocket, shared: Arc<Shared>, client: IpAddr) 
     let (done_tx, done_rx) = mpsc::unbounded_channel();
     let ping_every = shared.config.ping_interval;
     let stall_after = shared.config.stall_timeout;
-    let mut streams = Streams::new(shared.clone(), out.clone(), account.clone(), done_tx);
+    let mut streams = Streams::new(
+        shared.clone(),
+        out.clone(),
+        account.clone(),
+        forwarded,
+        done_tx,
+    );
     let heard = Mutex::new(Instant::now());
     // The watchdog runs beside `serve`, whose sends wait while the socket's queue is
     // full: a client that stops reading fills it and would otherwise never time out.

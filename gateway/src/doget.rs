@@ -18,14 +18,14 @@ use tonic::Status;
 use crate::budget::Account;
 use crate::credit::SharedCredit;
 use crate::out::Out;
-use crate::upstream::{request, Client};
+use crate::upstream::{request, CallMetadata, Client};
 
 /// Everything a DoGet task needs.
 pub(crate) struct DoGet {
     pub stream: u32,
     pub client: Client,
     pub ticket: Vec<u8>,
-    pub token: Option<String>,
+    pub metadata: CallMetadata,
     pub credit: Arc<SharedCredit>,
     /// The credit the client opened the stream with: the most it keeps outstanding.
     pub window: u64,
@@ -36,7 +36,7 @@ pub(crate) struct DoGet {
 
 impl DoGet {
     pub async fn run(self) -> Result<(), Status> {
-        let req = request(Ticket::new(self.ticket.clone()), self.token.as_deref())?;
+        let req = request(Ticket::new(self.ticket.clone()), &self.metadata)?;
         let mut upstream = self.client.flight().do_get(req).await?.into_inner();
         let mut in_hand = self.account.hold(0);
         while let Some(data) = upstream.message().await? {

@@ -28,7 +28,7 @@ use tonic_prost::{ProstDecoder, ProstEncoder};
 
 use crate::budget::{Account, Held};
 use crate::out::Out;
-use crate::upstream::{request, Client};
+use crate::upstream::{request, CallMetadata, Client};
 
 const DO_PUT: &str = "/arrow.flight.protocol.FlightService/DoPut";
 
@@ -63,7 +63,7 @@ pub(crate) struct DoPut {
     pub stream: u32,
     pub client: Client,
     pub descriptor: FlightDescriptor,
-    pub token: Option<String>,
+    pub metadata: CallMetadata,
     pub uploads: mpsc::Receiver<Upload>,
     pub credit: Arc<Mutex<Credit>>,
     pub out: Out,
@@ -77,7 +77,7 @@ impl DoPut {
             stream,
             client,
             descriptor,
-            token,
+            metadata,
             uploads,
             credit,
             out,
@@ -85,7 +85,7 @@ impl DoPut {
             max_message,
         } = self;
         let (tx, rx) = mpsc::channel::<Outgoing>(2);
-        let req = request(upload_stream(rx), token.as_deref())?;
+        let req = request(upload_stream(rx), &metadata)?;
         let results_out = out.clone();
         let call = async move {
             let mut grpc = client.grpc();

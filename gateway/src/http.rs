@@ -1,6 +1,7 @@
 //! The HTTP side: the WebSocket endpoint at `/flight` (Origin check, subprotocol) and,
 //! with `--static DIR`, the static files of `static_files`.
 
+use std::io;
 use std::net::SocketAddr;
 use std::sync::Arc;
 
@@ -14,19 +15,20 @@ use quiver::flight::{frame::HEADER_LEN, SUBPROTOCOL};
 
 use crate::config::Config;
 use crate::conn;
+use crate::forward;
 use crate::shared::Shared;
 use crate::static_files;
 
-pub(crate) fn router(config: Config) -> Router {
+pub(crate) fn router(config: Config) -> io::Result<Router> {
     let static_dir = config.static_dir.clone();
-    let shared = Arc::new(Shared::new(config));
+    let shared = Arc::new(Shared::new(config)?);
     let mut router = Router::new()
         .route("/flight", get(upgrade))
         .with_state(shared);
     if let Some(dir) = static_dir {
         router = static_files::routes(router, &dir);
     }
-    router
+    Ok(router)
 }
 
 async fn upgrade(
@@ -62,9 +64,10 @@ async fn upgrade(
     // Slack over the largest valid frame, so that an oversize frame gets a protocol error
     // that names the limit rather than a transport error.
     let limit = shared.config.max_segment_bytes + HEADER_LEN + (64 << 10);
+    let forwarded = forward::select(&headers, &shared.config.forward_headers);
     ws.protocols([SUBPROTOCOL])
         .max_message_size(limit)
-        .on_upgrade(move |socket| conn::run(socket, shared, peer.ip()))
+        .on_upgrade(move |socket| conn::run(socket, shared, peer.ip(), forwarded))
 }
 
 /// Listed origins and `*` are allowed, and so are same-origin pages when the gateway is

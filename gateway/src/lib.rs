@@ -4,6 +4,8 @@
 //! - `listen`: the accept loop (connection limit, deadline for a request head).
 //! - `http`: the axum router (WebSocket upgrade, Origin check).
 //! - `static_files`: `--static`, the files under `www/` and `pkg/`.
+//! - [`tls`]: certificates from PEM files, for `wss://` and `grpc+tls` upstreams.
+//! - `forward`: `--forward-header`, the upgrade request's headers sent upstream.
 //! - `shared`: what every connection shares (configuration, upstreams).
 //! - `conn`: one WebSocket connection's lifecycle: reading, keepalive, writing, closing.
 //! - `streams`: one connection's stream table and the handling of client messages.
@@ -25,6 +27,7 @@ mod credit;
 pub mod demo;
 mod doget;
 mod doput;
+mod forward;
 mod http;
 mod listen;
 mod out;
@@ -32,11 +35,13 @@ mod shared;
 mod static_files;
 mod status;
 mod streams;
+pub mod tls;
 mod upstream;
 
 use std::io;
 
 use tokio::net::TcpListener;
+use tokio_rustls::TlsAcceptor;
 
 pub use config::{Args, Config};
 
@@ -49,23 +54,36 @@ pub async fn run(args: Args) -> io::Result<()> {
         eprintln!("quiver-gateway: demo Flight service on grpc://{addr}");
     }
     let listener = TcpListener::bind(&args.listen).await?;
-    eprintln!(
-        "quiver-gateway: ws://{}/flight -> {}",
+    let scheme = if config.tls.is_some() { "wss" } else { "ws" };
+    let line = format!(
+        "quiver-gateway: {scheme}://{}/flight -> {}",
         listener.local_addr()?,
         config.upstream
     );
+    // A bad option (no CA for a grpc+tls upstream) stops the gateway before it says
+    // where it listens.
+    let (app, limits) = prepare(config)?;
+    eprintln!("{line}");
     tokio::select! {
-        r = serve(config, listener) => r,
+        r = listen::serve(listener, app, limits) => r,
         _ = tokio::signal::ctrl_c() => Ok(()),
     }
 }
 
-/// Serves WebSocket clients (and static files) on `listener`.
+/// Serves WebSocket clients (and static files) on `listener`, over TLS when
+/// `config.tls` is set.
 pub async fn serve(config: Config, listener: TcpListener) -> io::Result<()> {
+    let (app, limits) = prepare(config)?;
+    listen::serve(listener, app, limits).await
+}
+
+/// The router and the accept loop's limits for `config`.
+fn prepare(config: Config) -> io::Result<(axum::Router, listen::Limits)> {
     let limits = listen::Limits {
         max_connections: config.max_connections,
         max_per_client: config.max_connections_per_client,
         header_timeout: config.header_timeout,
+        tls: config.tls.clone().map(TlsAcceptor::from),
     };
-    listen::serve(listener, http::router(config), limits).await
+    Ok((http::router(config)?, limits))
 }

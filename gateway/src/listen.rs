@@ -10,6 +10,9 @@
 //! - An HTTP request head must arrive within `header_timeout`, counted from when the
 //!   connection waits for it (so a kept-alive connection between requests too). After
 //!   the upgrade to a WebSocket, `conn`'s pings and idle timeout take over.
+//! - With `--tls-cert`, every socket (a refused one too, so that its client can read the
+//!   `503`) is a TLS server first; the handshake must also finish within
+//!   `header_timeout`.
 
 use std::collections::HashMap;
 use std::io;
@@ -27,6 +30,7 @@ use hyper_util::service::TowerToHyperService;
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt, ReadBuf};
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
+use tokio_rustls::TlsAcceptor;
 
 /// How long a refused socket may take to read its `503` before it is dropped.
 const REFUSAL_GRACE: Duration = Duration::from_secs(1);
@@ -36,6 +40,8 @@ pub(crate) struct Limits {
     pub max_connections: usize,
     pub max_per_client: usize,
     pub header_timeout: Duration,
+    /// `None` serves plain HTTP.
+    pub tls: Option<TlsAcceptor>,
 }
 
 /// Serves `app` on `listener` until an accept fails for a reason other than one
@@ -45,6 +51,7 @@ pub(crate) async fn serve(listener: TcpListener, app: Router, limits: Limits) ->
         max_connections,
         max_per_client,
         header_timeout,
+        tls,
     } = limits;
     let slots = Arc::new(Semaphore::new(max_connections));
     let clients = Arc::new(Clients::new(max_per_client));
@@ -65,25 +72,40 @@ pub(crate) async fn serve(listener: TcpListener, app: Router, limits: Limits) ->
         let _ = stream.set_nodelay(true);
         let Some(client_slot) = clients.admit(peer.ip()) else {
             let why = format!("this client is at its limit of {max_per_client} connections");
-            tokio::spawn(refuse(stream, why));
+            tokio::spawn(refuse(stream, tls.clone(), why));
             continue;
         };
         let Ok(slot) = slots.clone().try_acquire_owned() else {
             let why = format!("the gateway is at its limit of {max_connections} connections");
-            tokio::spawn(refuse(stream, why));
+            tokio::spawn(refuse(stream, tls.clone(), why));
             continue;
         };
-        let io = TokioIo::new(Slotted {
+        let socket = Slotted {
             stream,
             _slots: (slot, client_slot),
-        });
+        };
         // The client's address, for `ConnectInfo` (its budget is per address).
-        let app = app.clone().layer(Extension(ConnectInfo(peer)));
-        let service = TowerToHyperService::new(app);
-        let connection = http.serve_connection(io, service).with_upgrades();
+        let service = TowerToHyperService::new(app.clone().layer(Extension(ConnectInfo(peer))));
+        let (http, tls) = (http.clone(), tls.clone());
         // An error here is one client's (a bad request, a reset, a timeout): nobody to tell.
         tokio::spawn(async move {
-            let _ = connection.await;
+            let _ = match tls {
+                None => {
+                    http.serve_connection(TokioIo::new(socket), service)
+                        .with_upgrades()
+                        .await
+                }
+                Some(tls) => {
+                    let Ok(Ok(socket)) =
+                        tokio::time::timeout(header_timeout, tls.accept(socket)).await
+                    else {
+                        return;
+                    };
+                    http.serve_connection(TokioIo::new(socket), service)
+                        .with_upgrades()
+                        .await
+                }
+            };
         });
     }
 }
@@ -105,24 +127,32 @@ fn is_resource_limit(e: &io::Error) -> bool {
     matches!(e.raw_os_error(), Some(24 | 23 | 105 | 12))
 }
 
-/// Answers a socket over a limit with a `503` saying `why`, and closes it.
-async fn refuse(mut stream: TcpStream, why: String) {
+/// Answers a socket over a limit with a `503` saying `why` (over TLS with `tls`), and
+/// closes it.
+async fn refuse(stream: TcpStream, tls: Option<TlsAcceptor>, why: String) {
+    let answer = async {
+        match tls {
+            None => answer_503(stream, &why).await,
+            Some(tls) => answer_503(tls.accept(stream).await?, &why).await,
+        }
+    };
+    let _ = tokio::time::timeout(REFUSAL_GRACE, answer).await;
+}
+
+async fn answer_503(mut stream: impl AsyncRead + AsyncWrite + Unpin, why: &str) -> io::Result<()> {
     let body = format!("{why}\n");
     let response = format!(
         "HTTP/1.1 503 Service Unavailable\r\ncontent-type: text/plain\r\n\
          content-length: {}\r\nconnection: close\r\n\r\n{body}",
         body.len()
     );
-    let answer = async {
-        stream.write_all(response.as_bytes()).await?;
-        stream.shutdown().await?;
-        // Read what the client sent until it closes: closing a socket with unread bytes
-        // resets it, and the reset can destroy the response before the client reads it.
-        let mut sink = [0u8; 4096];
-        while stream.read(&mut sink).await? > 0 {}
-        io::Result::Ok(())
-    };
-    let _ = tokio::time::timeout(REFUSAL_GRACE, answer).await;
+    stream.write_all(response.as_bytes()).await?;
+    stream.shutdown().await?;
+    // Read what the client sent until it closes: closing a socket with unread bytes
+    // resets it, and the reset can destroy the response before the client reads it.
+    let mut sink = [0u8; 4096];
+    while stream.read(&mut sink).await? > 0 {}
+    Ok(())
 }
 
 /// The sockets open from each client address, at most `limit` each.

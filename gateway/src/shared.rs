@@ -1,6 +1,7 @@
 //! What every connection shares: the configuration, the upstream allow-list and the
 //! memory budget.
 
+use std::io;
 use std::sync::Arc;
 
 use crate::budget::Budget;
@@ -14,11 +15,11 @@ pub(crate) struct Shared {
 }
 
 impl Shared {
-    pub fn new(config: Config) -> Self {
-        Shared {
-            upstreams: Upstreams::new(&config),
+    pub fn new(config: Config) -> io::Result<Self> {
+        Ok(Shared {
+            upstreams: Upstreams::new(&config)?,
             budget: Budget::new(config.buffer_budget),
             config,
-        }
+        })
     }
 }

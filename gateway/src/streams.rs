@@ -6,6 +6,7 @@ use std::collections::HashMap;
 use std::future::Future;
 use std::sync::{Arc, Mutex};
 
+use axum::http::HeaderMap;
 use bytes::Bytes;
 use quiver::flight::control::{ClientMessage, ServerMessage};
 use quiver::flight::credit::Credit;
@@ -24,7 +25,8 @@ use crate::doget::DoGet;
 use crate::doput::{DoPut, Upload};
 use crate::out::Out;
 use crate::shared::Shared;
-use crate::upstream::{stream_window, Pool, MIN_STREAM_WINDOW};
+use crate::status::naming_location;
+use crate::upstream::{stream_window, CallMetadata, Pool, MIN_STREAM_WINDOW};
 
 /// A stream's end: its id and the call's result.
 pub(crate) type Finished = (u32, Result<(), Status>);
@@ -65,7 +67,7 @@ pub(crate) struct Streams {
     shared: Arc<Shared>,
     out: Out,
     account: Arc<Account>,
-    token: Option<String>,
+    metadata: CallMetadata,
     table: HashMap<u32, Entry>,
     ids: StreamIds,
     pool: Pool,
@@ -73,19 +75,24 @@ pub(crate) struct Streams {
 }
 
 impl Streams {
-    /// The streams of a connection whose messages go to `out` and whose bytes are
-    /// charged to `account`; each call's end is sent to `done`.
+    /// The streams of a connection whose messages go to `out`, whose bytes are charged
+    /// to `account` and whose upstream calls carry `forwarded`; each call's end is sent
+    /// to `done`.
     pub fn new(
         shared: Arc<Shared>,
         out: Out,
         account: Arc<Account>,
+        forwarded: HeaderMap,
         done: mpsc::UnboundedSender<Finished>,
     ) -> Self {
         Streams {
             shared,
             out,
             account,
-            token: None,
+            metadata: CallMetadata {
+                forwarded,
+                token: None,
+            },
             table: HashMap::new(),
             ids: StreamIds::default(),
             pool: Pool::default(),
@@ -119,7 +126,7 @@ impl Streams {
 
     pub async fn on_control(&mut self, text: &str) -> Result<(), Stop> {
         match ClientMessage::from_json(text)? {
-            ClientMessage::Auth { token } => self.token = Some(token),
+            ClientMessage::Auth { token } => self.metadata.token = Some(token),
             ClientMessage::Credit { stream, bytes } => match self.table.get(&stream) {
                 Some(Entry {
                     kind: Kind::Get(credit),
@@ -165,7 +172,7 @@ impl Streams {
         let stream = request.stream().unwrap_or_default();
         self.ids.open(stream)?;
         let config = &self.shared.config;
-        let refusal = if config.token.is_some() && self.token != config.token {
+        let refusal = if config.token.is_some() && self.metadata.token != config.token {
             Some(Status::unauthenticated(
                 "missing or wrong bearer token (send an auth message)",
             ))
@@ -206,7 +213,8 @@ impl Streams {
             Ok(opened) => opened,
             Err(status) => return self.send(&status_message(stream, &status)).await,
         };
-        let (token, out) = (self.token.clone(), self.out.clone());
+        let (metadata, out) = (self.metadata.clone(), self.out.clone());
+        let location = client.location().to_owned();
         match request {
             ClientMessage::DoGet { ticket, credit, .. } => {
                 let window = credit.unwrap_or(config.credit_window);
@@ -215,14 +223,14 @@ impl Streams {
                     stream,
                     client,
                     ticket,
-                    token,
+                    metadata,
                     credit: credit.clone(),
                     window,
                     out,
                     account: self.account.clone(),
                     max_segment: config.max_segment_bytes,
                 };
-                self.spawn(stream, Kind::Get(credit), held, task.run());
+                self.spawn(stream, Kind::Get(credit), held, location, task.run());
             }
             ClientMessage::DoPut { descriptor, .. } => {
                 let window = config.credit_window;
@@ -233,7 +241,7 @@ impl Streams {
                     stream,
                     client,
                     descriptor: descriptor_to_proto(descriptor),
-                    token,
+                    metadata,
                     uploads: rx,
                     credit: credit.clone(),
                     out,
@@ -245,7 +253,7 @@ impl Streams {
                     end,
                     credit,
                 };
-                self.spawn(stream, kind, held, task.run());
+                self.spawn(stream, kind, held, location, task.run());
                 self.send(&ServerMessage::Credit {
                     stream,
                     bytes: window,
@@ -253,24 +261,26 @@ impl Streams {
                 .await?;
             }
             call => {
-                let task = calls::run(call, client, token, out);
-                self.spawn(stream, Kind::Call, held, task);
+                let task = calls::run(call, client, metadata, out);
+                self.spawn(stream, Kind::Call, held, location, task);
             }
         }
         Ok(())
     }
 
-    /// Runs `call` as the task of `stream`, holding `reserved` until it ends.
+    /// Runs `call` to `location` as the task of `stream`, holding `reserved` until it
+    /// ends.
     fn spawn(
         &mut self,
         stream: u32,
         kind: Kind,
         reserved: Held,
+        location: String,
         call: impl Future<Output = Result<(), Status>> + Send + 'static,
     ) {
         let done = self.done.clone();
         let task = tokio::spawn(async move {
-            let result = call.await;
+            let result = call.await.map_err(|s| naming_location(s, &location));
             drop(reserved);
             let _ = done.send((stream, result));
         });

@@ -13,27 +13,39 @@
 //! opens a DoGet with ([`stream_window`]): a client that grants little is given little.
 //! HTTP/2 sets the window per connection, so a connection's channels are also keyed by
 //! window; there are at most six sizes.
+//!
+//! `grpc+tls` locations are dialled over TLS only, checked against the system's roots or
+//! `--upstream-ca` and the location's hostname; a TLS failure fails the call, never
+//! falling back to plaintext.
 
 use std::collections::HashMap;
+use std::io;
 use std::time::Duration;
 
 use arrow_flight::flight_service_client::FlightServiceClient;
+use axum::http::{header, HeaderMap, HeaderValue};
 use tonic::client::Grpc;
-use tonic::metadata::MetadataValue;
-use tonic::transport::{Channel, Endpoint};
-use tonic::{Request, Status};
+use tonic::metadata::MetadataMap;
+use tonic::transport::{Channel, ClientTlsConfig, Endpoint};
+use tonic::{Extensions, Request, Status};
 
 use crate::config::Config;
 
 /// One Flight server's channel, and the message size limit every call to it has.
 #[derive(Clone, Debug)]
 pub(crate) struct Client {
+    location: String,
     channel: Channel,
     max_message_bytes: usize,
     max_segment_bytes: usize,
 }
 
 impl Client {
+    /// The location this client dials, as `grpc://` or `grpc+tls://`.
+    pub fn location(&self) -> &str {
+        &self.location
+    }
+
     /// The generated Flight client, for every call but DoPut.
     pub fn flight(&self) -> FlightServiceClient<Channel> {
         FlightServiceClient::new(self.channel.clone())
@@ -79,6 +91,8 @@ pub(crate) struct Upstreams {
     max_segment_bytes: usize,
     max_streams: u32,
     ping_interval: Duration,
+    /// `None` when no allowed location is `grpc+tls`.
+    tls: Option<ClientTlsConfig>,
 }
 
 /// One WebSocket connection's channels, by location and stream window.
@@ -88,7 +102,8 @@ pub(crate) struct Pool {
 }
 
 impl Upstreams {
-    pub fn new(config: &Config) -> Self {
+    /// The upstreams `config` allows; fails if TLS ones need roots the system lacks.
+    pub fn new(config: &Config) -> io::Result<Self> {
         let default = normalize(&config.upstream);
         let mut allowed: Vec<String> = config
             .allow_locations
@@ -96,14 +111,19 @@ impl Upstreams {
             .map(|l| normalize(l))
             .collect();
         allowed.push(default.clone());
-        Upstreams {
+        let tls = match allowed.iter().any(|l| l.starts_with(TLS)) {
+            true => Some(config.upstream_tls.client_config()?),
+            false => None,
+        };
+        Ok(Upstreams {
             default,
             allowed,
             max_message_bytes: config.max_message_bytes,
             max_segment_bytes: config.max_segment_bytes,
             max_streams: config.max_streams.max(1),
             ping_interval: config.upstream_ping_interval,
-        }
+            tls,
+        })
     }
 
     /// Room for every stream of a connection at `stream_window`.
@@ -135,9 +155,18 @@ impl Upstreams {
         if let Some(c) = pool.clients.get(&(key.clone(), window)) {
             return Ok(c.clone());
         }
-        let uri = http_uri(&key)?;
-        let channel = Endpoint::from_shared(uri)
-            .map_err(|e| Status::invalid_argument(format!("location {key}: {e}")))?
+        let mut endpoint = Endpoint::from_shared(http_uri(&key)?)
+            .map_err(|e| Status::invalid_argument(format!("location {key}: {e}")))?;
+        if key.starts_with(TLS) {
+            let tls = self
+                .tls
+                .clone()
+                .ok_or_else(|| Status::internal(format!("location {key}: no TLS configuration")))?;
+            endpoint = endpoint
+                .tls_config(tls)
+                .map_err(|e| Status::invalid_argument(format!("location {key}: {e}")))?;
+        }
+        let channel = endpoint
             .initial_stream_window_size(window)
             .initial_connection_window_size(self.connection_window(window))
             // A server that vanishes without a reset (power loss, a partition) is found by
@@ -149,6 +178,7 @@ impl Upstreams {
             .keep_alive_while_idle(true)
             .connect_lazy();
         let client = Client {
+            location: key.clone(),
             channel,
             max_message_bytes: self.max_message_bytes,
             max_segment_bytes: self.max_segment_bytes,
@@ -158,16 +188,32 @@ impl Upstreams {
     }
 }
 
-/// Wraps a request message, adding `authorization: Bearer <token>`.
-pub(crate) fn request<T>(message: T, token: Option<&str>) -> Result<Request<T>, Status> {
-    let mut req = Request::new(message);
-    if let Some(token) = token {
+/// What every upstream call of one connection carries.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct CallMetadata {
+    /// The upgrade request's headers named by `--forward-header` (`forward`).
+    pub forwarded: HeaderMap,
+    /// The bearer token of the client's `auth` message.
+    pub token: Option<String>,
+}
+
+/// Wraps a request message with the forwarded headers and, when there is a token,
+/// `authorization: Bearer <token>`, which replaces a forwarded `authorization`: the
+/// client's `auth` message is the later and more explicit credential.
+pub(crate) fn request<T>(message: T, metadata: &CallMetadata) -> Result<Request<T>, Status> {
+    let mut headers = metadata.forwarded.clone();
+    if let Some(token) = &metadata.token {
         check_token(token).map_err(Status::invalid_argument)?;
-        let value = MetadataValue::try_from(format!("Bearer {token}"))
+        let value = HeaderValue::try_from(format!("Bearer {token}"))
             .map_err(|e| Status::internal(format!("token header: {e}")))?;
-        req.metadata_mut().insert("authorization", value);
+        headers.insert(header::AUTHORIZATION, value);
     }
-    Ok(req)
+    let metadata = MetadataMap::from_headers(headers);
+    Ok(Request::from_parts(
+        metadata,
+        Extensions::default(),
+        message,
+    ))
 }
 
 /// A token must be visible ASCII, as bearer tokens are. HTTP/2 would pass bytes above
@@ -183,6 +229,9 @@ pub(crate) fn check_token(token: &str) -> Result<(), String> {
     }
 }
 
+/// The scheme of locations dialled over TLS.
+const TLS: &str = "grpc+tls://";
+
 /// `grpc+tcp://` and `grpc://` name the same server.
 fn normalize(location: &str) -> String {
     let l = location.trim().trim_end_matches('/');
@@ -192,11 +241,15 @@ fn normalize(location: &str) -> String {
     }
 }
 
+/// The URI tonic dials for a normalized location: `https` makes it use TLS.
 fn http_uri(location: &str) -> Result<String, Status> {
-    match location.strip_prefix("grpc://") {
-        Some(rest) => Ok(format!("http://{rest}")),
+    if let Some(rest) = location.strip_prefix("grpc://") {
+        return Ok(format!("http://{rest}"));
+    }
+    match location.strip_prefix(TLS) {
+        Some(rest) => Ok(format!("https://{rest}")),
         None => Err(Status::invalid_argument(format!(
-            "location {location}: only grpc:// and grpc+tcp:// are supported"
+            "location {location}: only grpc://, grpc+tcp:// and grpc+tls:// are supported"
         ))),
     }
 }
@@ -210,11 +263,11 @@ mod tests {
         let mut config = Config::new("grpc://127.0.0.1:1000");
         let window = MAX_STREAM_WINDOW;
         assert_eq!(
-            Upstreams::new(&config).connection_window(window),
+            Upstreams::new(&config).unwrap().connection_window(window),
             64 * window
         );
         config.max_streams = 4096;
-        let upstreams = Upstreams::new(&config);
+        let upstreams = Upstreams::new(&config).unwrap();
         assert_eq!(upstreams.connection_window(window), i32::MAX as u32);
     }
 
@@ -231,7 +284,7 @@ mod tests {
     fn allow_list() {
         let mut config = Config::new("grpc://127.0.0.1:1000");
         config.allow_locations = vec!["grpc+tcp://127.0.0.1:2000/".into()];
-        let u = Upstreams::new(&config);
+        let u = Upstreams::new(&config).unwrap();
         assert_eq!(u.default, "grpc://127.0.0.1:1000");
         assert!(u.allowed.contains(&"grpc://127.0.0.1:2000".to_string()));
         let denied = |loc| {
@@ -250,9 +303,10 @@ mod tests {
             denied("grpc+tls://127.0.0.1:2000").code(),
             tonic::Code::PermissionDenied
         );
+        assert_eq!(http_uri("grpc+tls://h:1").unwrap(), "https://h:1");
         assert_eq!(
-            http_uri("grpc+tls://h:1").unwrap_err().code(),
-            tonic::Code::InvalidArgument
+            http_uri("https://h:1").unwrap_err().message(),
+            "location https://h:1: only grpc://, grpc+tcp:// and grpc+tls:// are supported"
         );
     }
 }

@@ -416,6 +416,68 @@ async fn bad_token_is_unauthenticated() {
     );
 }
 
+/// The request headers pyarrow saw on a call (its "headers" action), by name.
+async fn upstream_headers(ws: &mut Ws, stream: u32) -> serde_json::Map<String, serde_json::Value> {
+    ws.send(ClientMessage::DoAction {
+        stream,
+        action: "headers".into(),
+        body: Vec::new(),
+    })
+    .await;
+    let body = match ws.next().await {
+        Event::Json(ServerMessage::Result { body, .. }) => body,
+        _ => panic!("expected the headers action's result"),
+    };
+    assert_eq!(ws.status(stream).await, (0, String::new()));
+    serde_json::from_slice(&body).expect("headers JSON")
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn only_listed_upgrade_headers_reach_the_upstream() {
+    let up = Upstream::start(&[]);
+    let mut cfg = config(&up);
+    cfg.forward_headers = vec!["x-user".parse().unwrap(), "authorization".parse().unwrap()];
+    let url = format!("ws://{}/flight", gateway(cfg).await);
+    let headers = [
+        ("X-User", "alice"),
+        ("x-other", "not listed"),
+        ("cookie", "session=s3cret"),
+        ("authorization", "Bearer from-the-proxy"),
+    ];
+    let mut ws = Ws::connect_with(&url, &headers, None)
+        .await
+        .expect("connect");
+    let seen = upstream_headers(&mut ws, 1).await;
+    assert_eq!(seen["x-user"], serde_json::json!(["alice"]));
+    assert_eq!(
+        seen["authorization"],
+        serde_json::json!(["Bearer from-the-proxy"])
+    );
+    assert!(!seen.contains_key("x-other"), "{seen:?}");
+    assert!(!seen.contains_key("cookie"), "{seen:?}");
+
+    // The auth message's token replaces a forwarded authorization.
+    ws.send(ClientMessage::Auth {
+        token: "from-the-client".into(),
+    })
+    .await;
+    let seen = upstream_headers(&mut ws, 2).await;
+    assert_eq!(
+        seen["authorization"],
+        serde_json::json!(["Bearer from-the-client"])
+    );
+    assert_eq!(seen["x-user"], serde_json::json!(["alice"]));
+
+    // A gateway with no list forwards nothing.
+    let url = format!("ws://{}/flight", gateway(config(&up)).await);
+    let mut ws = Ws::connect_with(&url, &headers, None)
+        .await
+        .expect("connect");
+    let seen = upstream_headers(&mut ws, 1).await;
+    assert!(!seen.contains_key("x-user"), "{seen:?}");
+    assert!(!seen.contains_key("authorization"), "{seen:?}");
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn tokens_of_other_than_visible_ascii_are_refused_before_dialling() {
     // An upstream that is never dialled: nothing may reach its accept queue.

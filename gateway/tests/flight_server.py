@@ -4,6 +4,8 @@ Prints "PORT <n>" once serving, then one line per event: "CANCELLED <tag>", and 
 DoPut "PUT BATCH <name> <i>" as each batch arrives, then "PUT STORED <name>" or "PUT
 FAILED <name>".
 Exits by itself after --lifetime seconds, so a crashed test leaves nothing behind.
+With --tls-cert and --tls-key it serves grpc+tls; with --client-ca too it requires a
+client certificate signed by that CA (mTLS).
 
 Tickets (UTF-8):
   data:<part>:<rows>:<batches>  deterministic batches (id int64, value float64, name utf8)
@@ -21,12 +23,14 @@ Tickets (UTF-8):
                                 was cancelled stores nothing
 
 ListFlights answers the ["parts"] flight; GetSchema the data schema; ListActions "dump".
+DoAction "headers" returns the call's request headers as a JSON object of lists.
 GetFlightInfo on path ["parts"] answers part 0 here and part 1 at each --peer; on
 ["forbidden", <uri>] it answers one endpoint at <uri>. DoAction "dump" returns the
 uncompressed IPC stream of the ticket in its body, the reference the tests compare with.
 """
 
 import argparse
+import json
 import os
 import threading
 import time
@@ -58,11 +62,37 @@ class TokenCheck(flight.ServerMiddlewareFactory):
         return None
 
 
+class Headers(flight.ServerMiddleware):
+    def __init__(self, headers):
+        self.headers = headers
+
+
+class RecordHeaders(flight.ServerMiddlewareFactory):
+    def start_call(self, info, headers):
+        return Headers(headers)
+
+
+def read(path):
+    with open(path, "rb") as f:
+        return f.read()
+
+
 class Server(flight.FlightServerBase):
     def __init__(self, args):
-        middleware = {"auth": TokenCheck(args.token)} if args.token else {}
-        super().__init__(f"grpc://127.0.0.1:{args.port}", middleware=middleware)
-        self.location = f"grpc://127.0.0.1:{self.port}"
+        middleware = {"headers": RecordHeaders()}
+        if args.token:
+            middleware["auth"] = TokenCheck(args.token)
+        scheme, tls = "grpc", {}
+        if args.tls_cert:
+            scheme = "grpc+tls"
+            tls["tls_certificates"] = [
+                flight.CertKeyPair(cert=read(args.tls_cert), key=read(args.tls_key))
+            ]
+        if args.client_ca:
+            tls["verify_client"] = True
+            tls["root_certificates"] = read(args.client_ca)
+        super().__init__(f"{scheme}://127.0.0.1:{args.port}", middleware=middleware, **tls)
+        self.location = f"{scheme}://127.0.0.1:{self.port}"
         self.peers = args.peer
         self.options = pa.ipc.IpcWriteOptions(
             compression=None if args.compression == "none" else args.compression
@@ -168,6 +198,9 @@ class Server(flight.FlightServerBase):
         writer.write(pa.py_buffer(",".join(metadata).encode()))
 
     def do_action(self, context, action):
+        if action.type == "headers":
+            headers = context.get_middleware("headers").headers
+            return [flight.Result(json.dumps(headers, sort_keys=True).encode())]
         if action.type != "dump":
             raise flight.FlightServerError(f"unknown action {action.type}")
         schema, batches = self.batches(action.body.to_pybytes().decode())
@@ -185,6 +218,9 @@ def main():
     p.add_argument("--peer", action="append", default=[])
     p.add_argument("--port", type=int, default=0)
     p.add_argument("--lifetime", type=float, default=180)
+    p.add_argument("--tls-cert")
+    p.add_argument("--tls-key")
+    p.add_argument("--client-ca")
     args = p.parse_args()
     server = Server(args)
     threading.Timer(args.lifetime, lambda: os._exit(0)).start()

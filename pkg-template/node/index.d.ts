@@ -1,4 +1,4 @@
-import type { ArrowFile, ReaderOptions, RecordBatch, Table } from './quiver.cjs';
+import type { ArrowFile, ReaderOptions, RecordBatch, Table, WriterOptions } from './quiver.cjs';
 
 export * from './quiver.cjs';
 
@@ -12,7 +12,13 @@ export default function init(moduleOrPath?: unknown): Promise<void>;
 export function initSync(module?: unknown): void;
 
 declare module './quiver.cjs' {
-  interface StreamReader extends IterableReader<RecordBatch> {}
+  interface StreamReader extends IterableReader<RecordBatch>, AsyncIterableReader<RecordBatch> {}
+  namespace StreamReader {
+    const from: StreamReaderFrom<StreamReader>;
+  }
+  namespace StreamWriter {
+    const transformStream: StreamWriterTransformStream<RecordBatch, WriterOptions>;
+  }
   interface FlightStream extends IterableFlightStream<RecordBatch> {}
   interface FlightClient extends FlightClientDoPut<RecordBatch, Table> {}
   interface ArrowFile extends FileBatches<RecordBatch> {}

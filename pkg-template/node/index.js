@@ -5,7 +5,7 @@ import { addProtocols } from '../extras.js';
 
 export * from './quiver.cjs';
 
-addProtocols(glue);
+export const { tableFromIPCAsync } = addProtocols(glue);
 
 export { FlightError, openFile } from '../extras.js';
 

@@ -6,7 +6,7 @@ import { loadError } from './load-error.js';
 
 export * from './quiver.js';
 
-addProtocols(glue);
+export const { tableFromIPCAsync } = addProtocols(glue);
 
 export { FlightError, openFile } from '../extras.js';
 

@@ -1,57 +1,80 @@
 // A table's column: the columns of each of its batches, read as one.
 
 import { typeTree } from './layout.js';
-import { makeColumn } from './column.js';
+import { FILL, makeColumn, Rows } from './column.js';
+import { isDirect } from './readers.js';
 import { OWNER } from './owner.js';
 
 /**
  * A column over every batch of a table (`table.getChild(name)`): `chunks` are the
- * per-batch columns; `get(i)`, `isValid(i)` and `toArray()` span them.
+ * per-batch columns; `get(i)`, `isValid(i)`, iteration and `toArray()` span them.
  */
 export class ChunkedColumn {
+  // Row 0 of each chunk, and the chunk the last row asked for was in: rows are mostly
+  // read in order, so the next one is most often in the same chunk.
+  #starts;
+  #last = 0;
+
   constructor(chunks, field) {
     this.chunks = chunks;
     this.field = field;
     this.name = field.name;
     this.type = field.type;
     this.length = 0;
-    this.ends = chunks.map((c) => (this.length += c.length));
+    this.#starts = chunks.map((c) => {
+      const start = this.length;
+      this.length += c.length;
+      return start;
+    });
   }
 
   get nullCount() {
     return this.chunks.reduce((n, c) => n + c.nullCount, 0);
   }
 
-  #locate(i) {
-    if (!Number.isInteger(i) || i < 0 || i >= this.length) {
+  /** The index of the chunk that holds row `i`. */
+  #chunkOf(i) {
+    if (!(i >>> 0 === i && i < this.length)) {
       throw new RangeError(`row ${i} is out of range: column "${this.name}" has ${this.length} rows`);
     }
+    const starts = this.#starts;
+    const last = this.#last;
+    if (i >= starts[last] && (last + 1 === starts.length || i < starts[last + 1])) return last;
     let lo = 0;
-    let hi = this.ends.length - 1;
+    let hi = starts.length - 1;
     while (lo < hi) {
-      const mid = (lo + hi) >> 1;
-      if (this.ends[mid] > i) hi = mid;
-      else lo = mid + 1;
+      const mid = (lo + hi + 1) >> 1;
+      if (starts[mid] <= i) lo = mid;
+      else hi = mid - 1;
     }
-    return [this.chunks[lo], i - (lo === 0 ? 0 : this.ends[lo - 1])];
+    return (this.#last = lo);
   }
 
   get(i) {
-    const [chunk, row] = this.#locate(i);
-    return chunk.get(row);
+    const c = this.#chunkOf(i);
+    return this.chunks[c].get(i - this.#starts[c]);
   }
 
   isValid(i) {
-    const [chunk, row] = this.#locate(i);
-    return chunk.isValid(row);
+    const c = this.#chunkOf(i);
+    return this.chunks[c].isValid(i - this.#starts[c]);
   }
 
-  toArray() {
-    return this.chunks.flatMap((c) => c.toArray());
+  /** Every row's value in one array; `{ typed: true }` as in Column.toArray. */
+  toArray({ typed = false } = {}) {
+    const { chunks } = this;
+    if (typed && chunks.length > 0 && isDirect(this.type) && this.nullCount === 0) {
+      const out = new chunks[0].values.constructor(this.length);
+      chunks.forEach((chunk, c) => out.set(chunk.values, this.#starts[c]));
+      return out;
+    }
+    const out = new Array(this.length);
+    chunks.forEach((chunk, c) => chunk[FILL](out, this.#starts[c]));
+    return out;
   }
 
-  *[Symbol.iterator]() {
-    for (const chunk of this.chunks) yield* chunk;
+  [Symbol.iterator]() {
+    return new Rows(this);
   }
 }
 

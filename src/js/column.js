@@ -9,14 +9,42 @@
 // A view you keep in a variable is valid until the next call into wasm on a
 // non-resizable memory; read `column.values` again after such a call.
 //
+// Row accessors: `get`, `isValid`, iteration and `toArray` use a reader (readers.js) built
+// on first use and kept. A kept reader holds views, so each use first checks that the
+// batch was not freed and that memory did not grow away under it (`probe`), and builds
+// it again over fresh views if it did: a reader never reads freed or detached memory.
+//
 // Freeing and reachability: see owner.js. A column keeps its owner reachable, and each
 // of its views keeps the column reachable.
 
 import { columnField, columnNode, fixedWidth, parseLayout } from './layout.js';
 import { keepAlive, OWNER } from './owner.js';
-import { rowReader, validReader } from './readers.js';
+import { isDirect, rowReader, validReader } from './readers.js';
 
 const FREED = "this column's RecordBatch was freed; keep the batch (or table) alive while you read its columns";
+
+// Never detached: what a reader is built under where memory is a resizable buffer.
+const RESIZABLE = new Uint8Array(1);
+// Per memory, a 1-byte view of its current buffer, which reads as empty once the memory
+// grows under a fixed-length buffer. A reader built under a probe that is still non-empty
+// reads views of the current buffer.
+const probes = new WeakMap();
+
+function probe(memory) {
+  let view = probes.get(memory);
+  if (view === undefined || view.length === 0) {
+    const buffer = memory.buffer;
+    view = buffer.resizable ? RESIZABLE : new Uint8Array(buffer, 0, 1);
+    probes.set(memory, view);
+  }
+  return view;
+}
+
+/** The key of `column[FILL](out, at)`, which chunked.js uses to fill one array from every chunk. */
+export const FILL = Symbol('fill');
+
+/** Whether `i` is a row of a column of `length` rows: an integer in [0, length). */
+const inRange = (i, length) => i >>> 0 === i && i < length;
 
 /**
  * One column of a batch: `type` (descriptor as in `BatchLayout.types`), `name`,
@@ -49,12 +77,27 @@ export class Column {
   #width;
   #children;
   #nullCount;
+  // The row reader, and what it was built under (see `probe`).
+  #read;
+  #readProbe;
+  // isValid's own state: `#allValid` when no row can be null (a plain type without a
+  // validity bitmap); else `#bits`, a copy of the bitmap it tests inline (undefined until
+  // first used), or null for the types whose validity is their children's (union, run-end
+  // encoded) or constant (null), which `#valid` reads.
+  #allValid;
+  #bits;
+  #valid;
+  #validProbe;
 
   constructor(field, node, token, memory, shift = 0, length = node.length) {
     this.name = field.name;
     this.type = field.type;
     this.field = field;
     this.length = length;
+    // Set by whoever hands the column out (see owner.js). Made here, so that every column
+    // has one shape: one given the key later has another, and a loop over columns of both
+    // shapes makes the accessors' call sites polymorphic.
+    this[OWNER] = undefined;
     this.#node = node;
     this.#token = token;
     this.#memory = memory;
@@ -62,20 +105,23 @@ export class Column {
     this.#start = node.offset + shift;
     this.#bitmapStart = node.validity ? node.validity.bitOffset + shift : 0;
     this.#width = fixedWidth(field.type);
-    if (shift === 0 && length === node.length && !['Null', 'Union', 'RunEndEncoded'].includes(this.type.id)) {
-      this.#nullCount = node.nullCount;
-    }
+    const plain = !['Null', 'Union', 'RunEndEncoded'].includes(this.type.id);
+    if (shift === 0 && length === node.length && plain) this.#nullCount = node.nullCount;
+    this.#allValid = plain && node.validity === null;
+    this.#bits = plain ? undefined : null;
   }
 
-  /**
-   * A view made before, unless it has detached (or the batch was freed: that throws). The
-   * view itself is checked rather than `memory.buffer`, a call into the engine on every
-   * read. A detached view is empty; an empty view of a fixed-length buffer is simply made
-   * again.
-   */
-  #live(view) {
+  // Each view getter returns its view after a few loads when it is non-empty and the
+  // batch lives: the view itself is checked rather than `memory.buffer`, a call into the
+  // engine on every read. The rest is in `#remade`, so that the getter stays small enough
+  // for engines to inline into a loop.
+
+  /** `view`, or one made again by `make` if it detached; throws if the batch was freed. */
+  #remade(view, make) {
     if (this.#token.freed) throw new Error(FREED);
-    return view !== undefined && (view.byteLength !== 0 || view.buffer.resizable) ? view : undefined;
+    // A detached view is empty, and so is its buffer; a view of no elements is not.
+    if (view !== undefined && view.buffer.byteLength !== 0) return view;
+    return keepAlive(make.call(this), this);
   }
 
   /** `count` elements of buffer `index` from element `first`, or undefined. */
@@ -91,7 +137,9 @@ export class Column {
   }
 
   get values() {
-    return this.#live(this.#valuesView) ?? (this.#valuesView = keepAlive(this.#values(), this));
+    const view = this.#valuesView;
+    if (view !== undefined && view.length !== 0 && !this.#token.freed) return view;
+    return (this.#valuesView = this.#remade(view, this.#values));
   }
 
   #values() {
@@ -124,8 +172,9 @@ export class Column {
       if (this.#token.freed) throw new Error(FREED);
       return null;
     }
-    return this.#live(this.#validityView)
-      ?? (this.#validityView = keepAlive(this.#bitmap(validity.address, this.#bitmapStart, this.length), this));
+    const view = this.#validityView;
+    if (view !== undefined && view.length !== 0 && !this.#token.freed) return view;
+    return (this.#validityView = this.#remade(view, () => this.#bitmap(validity.address, this.#bitmapStart, this.length)));
   }
 
   /** Bit offset of row 0 in `validity` (0 to 7; 0 for decoded IPC). */
@@ -134,7 +183,9 @@ export class Column {
   }
 
   get offsets() {
-    return this.#live(this.#offsetsView) ?? (this.#offsetsView = keepAlive(this.#offsets(), this));
+    const view = this.#offsetsView;
+    if (view !== undefined && view.length !== 0 && !this.#token.freed) return view;
+    return (this.#offsetsView = this.#remade(view, this.#offsets));
   }
 
   #offsets() {
@@ -150,17 +201,15 @@ export class Column {
   get typeIds() {
     if (this.#token.freed) throw new Error(FREED);
     if (this.type.id !== 'Union') return undefined;
-    return this.#live(this.#typeIdsView)
-      ?? (this.#typeIdsView = keepAlive(this.#buffer(0, Int8Array, this.#start, this.length), this));
+    return (this.#typeIdsView = this.#remade(this.#typeIdsView, () => this.#buffer(0, Int8Array, this.#start, this.length)));
   }
 
   get dataBuffers() {
     if (this.#token.freed) throw new Error(FREED);
     const { id } = this.type;
     if (id !== 'Utf8View' && id !== 'BinaryView') return undefined;
-    return this.#node.buffers.slice(1).map((b, i) =>
-      this.#live(this.#dataViews[i])
-        ?? (this.#dataViews[i] = keepAlive(new Uint8Array(this.#memory.buffer, b.address, b.bytes), this)));
+    return this.#node.buffers.slice(1).map((b, i) => (this.#dataViews[i] =
+      this.#remade(this.#dataViews[i], () => new Uint8Array(this.#memory.buffer, b.address, b.bytes))));
   }
 
   /** Child columns, row-aligned with this column for struct and sparse union. */
@@ -201,58 +250,146 @@ export class Column {
   get nullCount() {
     if (this.#token.freed) throw new Error(FREED);
     if (this.#nullCount === undefined) {
-      const valid = this.validReader();
       let nulls = 0;
-      for (let i = 0; i < this.length; i++) nulls += valid(i) ? 0 : 1;
+      for (let i = 0; i < this.length; i++) nulls += this.isValid(i) ? 0 : 1;
       this.#nullCount = nulls;
     }
     return this.#nullCount;
   }
 
-  /** Whether row `i` holds a value. */
+  /** Whether row `i` holds a value: `true` at once on a column without a validity bitmap. */
   isValid(i) {
-    this.#check(i);
-    return this.validReader()(i);
+    if (this.#token.freed || !inRange(i, this.length)) this.#refuse(i);
+    if (this.#allValid) return true;
+    // The bitmap test inline, on a copy (see #validSlow).
+    const bits = this.#bits;
+    if (bits === undefined || bits === null) return this.#validSlow(i);
+    const j = (this.#bitmapStart & 7) + i;
+    return ((bits[j >> 3] >> (j & 7)) & 1) === 1;
+  }
+
+  /**
+   * isValid the first time: a copy of the bitmap (rows / 8 bytes, once per column), which
+   * never detaches, and which V8 reads about 3× faster than a view of a resizable buffer;
+   * or, for a null, union or run-end encoded column (`#bits` null), a kept reader.
+   */
+  #validSlow(i) {
+    if (this.#bits !== null) {
+      const bits = (this.#bits = this.validity.slice());
+      const j = (this.#bitmapStart & 7) + i;
+      return ((bits[j >> 3] >> (j & 7)) & 1) === 1;
+    }
+    if (this.#valid === undefined || this.#validProbe.length === 0) {
+      this.#validProbe = probe(this.#memory);
+      this.#valid = validReader(this, this.#start);
+    }
+    return this.#valid(i);
   }
 
   /** Row `i`'s value (see the representation notes at the top of readers.js). */
   get(i) {
-    this.#check(i);
-    return this.reader()(i);
+    if (this.#token.freed || !inRange(i, this.length)) this.#refuse(i);
+    const read = this.#read;
+    return (read !== undefined && this.#readProbe.length !== 0 ? read : this.#newReader())(i);
   }
 
-  /** Every row's value, copied into a new JS array. */
-  toArray() {
-    const read = this.reader();
-    const out = new Array(this.length);
-    for (let i = 0; i < this.length; i++) out[i] = read(i);
-    return out;
-  }
-
-  *[Symbol.iterator]() {
-    for (let i = 0; i < this.length; i++) yield this.get(i);
-  }
-
-  #check(i) {
-    if (!Number.isInteger(i) || i < 0 || i >= this.length) {
-      throw new RangeError(`row ${i} is out of range: column "${this.name}" has ${this.length} rows`);
-    }
+  /** Throws why row `i` cannot be read: the batch was freed, or there is no such row. */
+  #refuse(i) {
+    if (this.#token.freed) throw new Error(FREED);
+    throw new RangeError(`row ${i} is out of range: column "${this.name}" has ${this.length} rows`);
   }
 
   /**
-   * `(i) => isValid(i)` over the views as they are now: use it at once, before any other
-   * call into wasm.
+   * Every row's value, copied into a new JS array; with `{ typed: true }`, into a new typed
+   * array of the values' own class instead where every row is a number or bigint as it is
+   * stored (ints, floats but float16, time, duration) and the column has no nulls.
+   */
+  toArray({ typed = false } = {}) {
+    if (typed && isDirect(this.type) && this.nullCount === 0) return this.values.slice();
+    return this[FILL](new Array(this.length), 0);
+  }
+
+  /** Writes every row's value into `out` from index `at`; returns `out`. */
+  [FILL](out, at) {
+    if (this.#token.freed) throw new Error(FREED);
+    const { length } = this;
+    if (!isDirect(this.type)) {
+      const read = this.#reader();
+      for (let i = 0; i < length; i++) out[at + i] = read(i);
+      return out;
+    }
+    // A row's value is the typed array's element: no reader call per row.
+    const values = this.values;
+    if (this.#allValid) {
+      for (let i = 0; i < length; i++) out[at + i] = values[i];
+      return out;
+    }
+    const bits = this.validity;
+    const first = this.validityBitOffset;
+    for (let i = 0; i < length; i++) {
+      const j = first + i;
+      out[at + i] = (bits[j >> 3] >> (j & 7)) & 1 ? values[i] : null;
+    }
+    return out;
+  }
+
+  [Symbol.iterator]() {
+    return new Rows(this);
+  }
+
+  /** The row reader, built again if memory grew away from the views it holds. */
+  #reader() {
+    const read = this.#read;
+    return read !== undefined && this.#readProbe.length !== 0 ? read : this.#newReader();
+  }
+
+  #newReader() {
+    this.#readProbe = probe(this.#memory);
+    return (this.#read = rowReader(this, this.#start));
+  }
+
+  /**
+   * `(i) => isValid(i)` over the views as they are now, without the range check: use it
+   * at once, before any other call into wasm.
    */
   validReader() {
+    if (this.#token.freed) throw new Error(FREED);
+    if (this.#allValid) return () => true;
     return validReader(this, this.#start);
   }
 
   /**
-   * `(i) => get(i)` over the views as they are now: use it at once, before any other
-   * call into wasm (toArray does).
+   * `(i) => get(i)` over the views as they are now, without the range check: use it at
+   * once, before any other call into wasm (a parent column's reader does).
    */
   reader() {
-    return rowReader(this, this.#start);
+    if (this.#token.freed) throw new Error(FREED);
+    return this.#reader();
+  }
+}
+
+/**
+ * The iterator of a column (or chunked column): `get(i)` row after row, so each step
+ * checks what `get` checks. A plain object with `next()`, which engines inline in a
+ * `for … of`, where a generator costs a resumption per row.
+ */
+export class Rows {
+  #column;
+  #row = 0;
+
+  constructor(column) {
+    this.#column = column;
+  }
+
+  next() {
+    const row = this.#row;
+    if (row >= this.#column.length) return { value: undefined, done: true };
+    this.#row = row + 1;
+    return { value: this.#column.get(row), done: false };
+  }
+
+  [Symbol.iterator]() {
+    return this;
   }
 }
 
@@ -267,16 +404,35 @@ export function makeColumns(layout, token, memory) {
   return fields.map((field, i) => new Column(field, nodes[i], token, memory));
 }
 
+// The columns that makeRows reads, per batch layout (each batch or table has layouts of
+// its own, and one token), so that a second toArray() builds no column or reader again.
+// They are not handed out, so they hold no owner (see owner.js): keeping them for as long
+// as Rust holds the layout keeps no batch or table alive.
+const rowColumns = new WeakMap();
+
+function columnsToRead(layout, token, memory) {
+  let columns = rowColumns.get(layout);
+  if (columns === undefined) rowColumns.set(layout, (columns = makeColumns(layout, token, memory)));
+  return columns;
+}
+
 /** Every row of every layout as a plain object `{ [column name]: value }`. */
 export function makeRows(layouts, token, memory) {
-  const rows = [];
+  let total = 0;
+  for (const layout of layouts) total += layout.numRows;
+  const rows = new Array(total);
+  let at = 0;
   for (const layout of layouts) {
-    const { numRows, fields, nodes } = parseLayout(layout);
-    const readers = fields.map((f, k) => new Column(f, nodes[k], token, memory).reader());
-    for (let i = 0; i < numRows; i++) {
-      const row = {};
-      for (let k = 0; k < fields.length; k++) row[fields[k].name] = readers[k](i);
-      rows.push(row);
+    const columns = columnsToRead(layout, token, memory);
+    const names = columns.map((c) => c.name);
+    const readers = columns.map((c) => c.reader());
+    // Each row starts as a copy of one with every key, so that rows share one shape and
+    // the stores below find their key in place. Of duplicate names the last value wins.
+    const template = Object.fromEntries(names.map((name) => [name, null]));
+    for (let i = 0; i < layout.numRows; i++) {
+      const row = { ...template };
+      for (let k = 0; k < names.length; k++) row[names[k]] = readers[k](i);
+      rows[at++] = row;
     }
   }
   return rows;

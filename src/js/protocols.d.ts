@@ -83,3 +83,84 @@ interface FileBatches<Batch> {
    */
   batch(index: number): Promise<Batch>;
 }
+
+/**
+ * What `StreamReader.from` and `tableFromIPCAsync` read: a fetch `Response` (which must be
+ * OK), a `ReadableStream` of `Uint8Array` (a Response's `body`, a Blob's `stream()`), a
+ * `Blob` or `File`, or any async iterable of `Uint8Array` (a Node stream, a generator).
+ */
+export type ByteSource = Response | ReadableStream<Uint8Array> | Blob | AsyncIterable<Uint8Array>;
+
+/** The reader's limits, and a signal that cancels the source and rejects with its reason. */
+export interface SourceOptions extends ReaderOptions {
+  signal?: AbortSignal;
+}
+
+interface StreamReaderFrom<Reader> {
+  /**
+   * A reader for `source`, which `for await` reads: it pushes each chunk as it arrives
+   * (each byte is copied once, into wasm memory) and yields the batches, each yours to
+   * `free()`. The reader is yours to free too; its `stats`, `schema` and `ended` work as
+   * for one you push to. ReadableStreams are read with `getReader()`, so this works in
+   * Safari too.
+   *
+   * - The end of the source ends the stream: the loop throws if it ended inside a
+   *   message or before the schema.
+   * - Leaving the loop early (`break`, an error) cancels the source.
+   * - `signal` cancels the source at once, and the loop rejects with `signal.reason`.
+   * - Throws at once for a Response that is not OK, naming its status.
+   *
+   * A source is read once: a second `for await` throws.
+   *
+   * ```js
+   * using reader = StreamReader.from(await fetch('/data.arrows'), { signal });
+   * for await (const batch of reader) { console.log(batch.numRows); batch.free(); }
+   * console.log(reader.stats.bytesCopied);
+   * ```
+   */
+  (source: ByteSource, options?: SourceOptions): Reader;
+}
+
+interface AsyncIterableReader<Batch> {
+  /**
+   * The batches of the source a reader from `StreamReader.from` was made for, as they
+   * arrive; each is yours to `free()`. Throws for a reader made with `new StreamReader()`.
+   */
+  [Symbol.asyncIterator](): AsyncIterator<Batch>;
+}
+
+/**
+ * A whole IPC stream from `source` (what `StreamReader.from` takes), in one `Table` that
+ * is yours to free. Each chunk is pushed as it arrives, so the body is never held whole
+ * in JavaScript. `tableFromIPC(bytes)` stays synchronous, for bytes you already have.
+ *
+ * ```js
+ * using table = await tableFromIPCAsync(await fetch('/data.arrows'));
+ * ```
+ */
+export function tableFromIPCAsync(source: ByteSource, options?: SourceOptions): Promise<Table>;
+
+interface StreamWriterTransformStream<Batch, Options> {
+  /**
+   * The writer as a `TransformStream`: Quiver batches in, the IPC stream's bytes out, in
+   * the writer's right-sized chunks (one per message, or pieces of at most
+   * `maxChunkBytes`). The first batch sets the schema; closing writes the end-of-stream
+   * marker, and closing before any batch errors the stream.
+   *
+   * - Each batch written becomes the stream's, which frees it once written (write
+   *   `table.batches`, new handles on every read, to keep a table).
+   * - Each chunk is a `Uint8Array` over an `ArrayBuffer` of its own, which you may keep,
+   *   transfer or hand to `fetch` or a `Blob`: it is copied out of wasm memory when its
+   *   batch is written, and never changes after.
+   *
+   * ```js
+   * const encoder = StreamWriter.transformStream({ compression: 'zstd' });
+   * const upload = fetch(url, { method: 'POST', body: encoder.readable, duplex: 'half' });
+   * const writer = encoder.writable.getWriter();
+   * for (const batch of table.batches) await writer.write(batch);
+   * await writer.close();
+   * await upload;
+   * ```
+   */
+  (options?: Options): TransformStream<Batch, Uint8Array>;
+}

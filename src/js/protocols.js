@@ -2,6 +2,8 @@
 // to its glue. The package's extras.js re-exports it (pkg-scripts/build.sh).
 
 import { keepOwners } from './owner.js';
+import { addReaderStreams } from './reader_stream.js';
+import { writerStream } from './writer_stream.js';
 
 /**
  * Switches wasm memory to a resizable ArrayBuffer where the runtime can
@@ -58,9 +60,15 @@ export async function openFile(source, options) {
 }
 
 /**
- * Makes a StreamReader iterable (`for (const batch of reader)` drains nextBatch()), a
- * FlightStream async-iterable, and adds FlightClient.doPut, which the glue cannot
- * generate: it takes a Table or an array of batches without taking them from the caller.
+ * What the glue cannot generate, and which the entries add to it:
+ * - StreamReader: `for (const batch of reader)` drains nextBatch(); `StreamReader.from`
+ *   reads a Response, ReadableStream, Blob or async iterable (`for await`);
+ * - FlightStream: `for await`;
+ * - FlightClient.doPut takes a Table or an array of batches without taking them from the
+ *   caller;
+ * - StreamWriter.transformStream: the writer as a TransformStream.
+ *
+ * Returns the functions the entries export: `tableFromIPCAsync`.
  */
 export function addProtocols({ StreamReader, FlightStream, FlightClient, ArrowFile, ...classes }) {
   keepOwners(classes);
@@ -79,6 +87,7 @@ export function addProtocols({ StreamReader, FlightStream, FlightClient, ArrowFi
       yield batch;
     }
   };
+  const tableFromIPCAsync = addReaderStreams(StreamReader);
   // Absent from the decode-only build.
   if (FlightStream) {
     // Leaving the loop early (break, throw) cancels the rest of the stream.
@@ -93,6 +102,10 @@ export function addProtocols({ StreamReader, FlightStream, FlightClient, ArrowFi
         if (!ended) this.cancel();
       }
     };
+  }
+  // Absent from the decode-only build, as is FlightClient.
+  if (classes.StreamWriter) {
+    classes.StreamWriter.transformStream = (options) => writerStream(classes, options);
   }
   if (FlightClient) {
     FlightClient.prototype.doPut = async function doPut(descriptor, data) {
@@ -115,4 +128,5 @@ export function addProtocols({ StreamReader, FlightStream, FlightClient, ArrowFi
       }
     };
   }
+  return { tableFromIPCAsync };
 }

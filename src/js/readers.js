@@ -66,13 +66,41 @@ export function validReader(column, start) {
   return (i) => bit(validity, first + i) === 1;
 }
 
-/** `(i) => column.get(i)`: the value of row i, or null. */
+/**
+ * Whether a row's value is its element of `values` as it is (ints, time, duration,
+ * float32/64), which toArray then copies without a reader.
+ */
+export function isDirect(type) {
+  switch (type.id) {
+    case 'Int': case 'Time': case 'Duration':
+      return true;
+    case 'Float':
+      return type.bitWidth !== 16;
+    default:
+      return false;
+  }
+}
+
+/** `(i) => column.get(i)`: the value of row i, or null, with the validity bit tested inline. */
 export function rowReader(column, start) {
+  const { type } = column;
+  if (['Null', 'Union', 'RunEndEncoded'].includes(type.id)) return valueReader(column, start);
+  const validity = column.validity;
+  const first = column.validityBitOffset;
+  if (isDirect(type)) {
+    const values = column.values;
+    if (validity === null) return (i) => values[i];
+    return (i) => {
+      const j = first + i;
+      return (validity[j >> 3] >> (j & 7)) & 1 ? values[i] : null;
+    };
+  }
   const read = valueReader(column, start);
-  if (['Null', 'Union', 'RunEndEncoded'].includes(column.type.id)) return read;
-  if (column.validity === null) return read;
-  const valid = validReader(column, start);
-  return (i) => (valid(i) ? read(i) : null);
+  if (validity === null) return read;
+  return (i) => {
+    const j = first + i;
+    return (validity[j >> 3] >> (j & 7)) & 1 ? read(i) : null;
+  };
 }
 
 /** `(i) => typeIds[i]`'s child index, for a union. */
@@ -130,9 +158,11 @@ function valueReader(column, start) {
       const width = type.byteWidth;
       return (i) => values.slice(i * width, (i + 1) * width);
     }
-    case 'Utf8': case 'LargeUtf8': case 'Binary': case 'LargeBinary': {
+    case 'Utf8': case 'Binary':
+      return bytesReader(values, column.offsets, type.id === 'Utf8');
+    case 'LargeUtf8': case 'LargeBinary': {
       const offsets = column.offsets;
-      const text = type.id === 'Utf8' || type.id === 'LargeUtf8';
+      const text = type.id === 'LargeUtf8';
       return (i) => {
         const bytes = values.subarray(Number(offsets[i]), Number(offsets[i + 1]));
         return text ? decode(bytes) : bytes.slice();
@@ -142,6 +172,17 @@ function valueReader(column, start) {
       return viewReader(values, column.dataBuffers, type.id === 'Utf8View');
     case 'List': case 'LargeList': case 'Map': {
       const offsets = column.offsets;
+      const [items] = column.children;
+      if (type.id !== 'Map' && isDirect(items.type) && items.nullCount === 0) {
+        // Items that are their elements: copied from the child's values, no call per item.
+        const itemValues = items.values;
+        return (i) => {
+          const first = Number(offsets[i]);
+          const out = new Array(Number(offsets[i + 1]) - first);
+          for (let k = 0; k < out.length; k++) out[k] = itemValues[first + k];
+          return out;
+        };
+      }
       const child = entryReader(column);
       return (i) => {
         const out = [];
@@ -206,6 +247,14 @@ function intervalReader(values, unit) {
       return (i) => ({ months: values[4 * i], days: values[4 * i + 1], nanoseconds: wide[2 * i + 1] });
     }
   }
+}
+
+/** Utf8/Binary with int32 offsets: a copy of a row's bytes, or its string. */
+function bytesReader(values, offsets, text) {
+  if (!text) return (i) => values.slice(offsets[i], offsets[i + 1]);
+  // TextDecoder refuses views of a resizable buffer: there a copy is decoded.
+  if (values.buffer.resizable) return (i) => utf8.decode(values.slice(offsets[i], offsets[i + 1]));
+  return (i) => utf8.decode(values.subarray(offsets[i], offsets[i + 1]));
 }
 
 /** Utf8View/BinaryView: 16-byte views, short values inline, longer ones in `data`. */

@@ -63,9 +63,22 @@ export interface Column extends Iterable<unknown> {
   readonly dictionary: Column | undefined;
   /** Row i's value (bigint for 64-bit integers, string for utf8, null for nulls, ...). */
   get(i: number): unknown;
+  /** Whether row i holds a value; `true` without a read on a column with no bitmap. */
   isValid(i: number): boolean;
-  /** Every row's value, copied into a new array. */
+  /** Every row's value, copied into a new JS array, `null` for null slots. */
   toArray(): unknown[];
+  /** The same, or a typed array with `{ typed: true }` (see `ToArrayOptions`). */
+  toArray(options: ToArrayOptions): unknown[] | ColumnValues;
+}
+/** Options of `toArray`. */
+export interface ToArrayOptions {
+  /**
+   * Copy into a typed array of the values' own class (`Float64Array`, `BigInt64Array`,
+   * ...) where every row is a number or bigint as stored (ints, float32/64, time,
+   * duration) and the column has no nulls; otherwise return the usual JS array.
+   * Default `false`: always a JS array, with `null` for null slots.
+   */
+  typed?: boolean;
 }
 /** A column over every batch of a table; `chunks` are the per-batch columns. */
 export interface ChunkedColumn extends Iterable<unknown> {
@@ -78,5 +91,6 @@ export interface ChunkedColumn extends Iterable<unknown> {
   get(i: number): unknown;
   isValid(i: number): boolean;
   toArray(): unknown[];
+  toArray(options: ToArrayOptions): unknown[] | ColumnValues;
 }
 "#;

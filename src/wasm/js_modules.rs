@@ -16,3 +16,20 @@ extern "C" {
 extern "C" {
     type Protocols;
 }
+
+// What protocols.js adds for streams: the sources StreamReader.from reads, the reader
+// over them, and the writer as a TransformStream.
+#[wasm_bindgen(module = "/src/js/sources.js")]
+extern "C" {
+    type Sources;
+}
+
+#[wasm_bindgen(module = "/src/js/reader_stream.js")]
+extern "C" {
+    type ReaderStream;
+}
+
+#[wasm_bindgen(module = "/src/js/writer_stream.js")]
+extern "C" {
+    type WriterStream;
+}

@@ -19,13 +19,19 @@ use crate::ipc::StreamDecoder;
 /// pushed array, so the caller may reuse it as soon as `push` returns.
 ///
 /// ```js
-/// using reader = new StreamReader();
-/// for await (const chunk of response.body) {
-///   reader.push(chunk);
+/// const reader = new StreamReader();
+/// socket.binaryType = 'arraybuffer';
+/// socket.onmessage = ({ data }) => {
+///   reader.push(new Uint8Array(data));
 ///   for (const batch of reader) console.log(batch.numRows);
-/// }
-/// reader.finish(); // throws if the stream ended inside a message
+/// };
+/// socket.onclose = () => {
+///   try { reader.finish(); } finally { reader.free(); } // throws if the stream was cut short
+/// };
 /// ```
+///
+/// For a `Response`, `ReadableStream`, `Blob` or async iterable, `StreamReader.from(source)`
+/// makes a reader that pushes for you, which `for await` reads.
 #[wasm_bindgen]
 pub struct StreamReader {
     decoder: StreamDecoder,
@@ -123,6 +129,25 @@ impl StreamReader {
         Ok(self.decoder.finish()?)
     }
 
+    /// Ends the stream as `finish()` does and takes the batches not yet taken, in a
+    /// `Table` that is yours to free. Consumes the reader, also when it throws.
+    ///
+    /// ```js
+    /// const reader = new StreamReader();
+    /// for (const segment of segments) reader.push(segment);
+    /// using table = reader.intoTable();
+    /// ```
+    #[wasm_bindgen(js_name = intoTable)]
+    pub fn into_table(mut self) -> WasmResult<Table> {
+        self.decoder.finish()?;
+        let batches = std::iter::from_fn(|| self.decoder.next_batch_with_metadata()).collect();
+        let schema = self
+            .decoder
+            .schema()
+            .ok_or_else(|| usage("stream has no schema"))?;
+        Ok(table_with_metadata(schema, batches))
+    }
+
     /// The schema, once the first message has arrived; otherwise `undefined`.
     #[wasm_bindgen(getter, unchecked_return_type = "Schema | undefined")]
     pub fn schema(&self) -> JsValue {
@@ -182,15 +207,11 @@ pub fn table_from_ipc(
     if is_file(&head) {
         return table_from_file(segments, limits);
     }
-    let mut decoder = StreamDecoder::new(limits);
-    let mut batches = Vec::new();
+    let mut reader = StreamReader {
+        decoder: StreamDecoder::new(limits),
+    };
     for segment in &segments {
-        push_js(&mut decoder, segment)?;
-        batches.extend(std::iter::from_fn(|| decoder.next_batch_with_metadata()));
+        reader.push_array(segment)?;
     }
-    decoder.finish()?;
-    let schema = decoder
-        .schema()
-        .ok_or_else(|| usage("stream has no schema"))?;
-    Ok(table_with_metadata(schema, batches))
+    reader.into_table()
 }

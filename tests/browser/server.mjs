@@ -2,10 +2,11 @@
 // one folder (the repo) with the MIME types browsers insist on (application/wasm for
 // WebAssembly.instantiateStreaming, text/javascript for modules) and never caches. A
 // folder is its index.html or, without one, the JSON array of its entries' names (the
-// browser tests list fuzz/regressions/ that way).
+// browser tests list fuzz/regressions/ that way). `?pace=BYTES` sends a file in writes of
+// BYTES bytes, 10 ms apart, so that a page's fetch body arrives in several chunks.
 import { createServer } from 'node:http';
 import { createReadStream } from 'node:fs';
-import { readdir, stat } from 'node:fs/promises';
+import { readdir, readFile, stat } from 'node:fs/promises';
 import { extname, join, normalize, sep } from 'node:path';
 
 const TYPES = {
@@ -34,7 +35,8 @@ export async function serve(root, port = 0, { isolated = false } = {}) {
     : {};
   const base = normalize(root + sep);
   const server = createServer(async (req, res) => {
-    const path = decodeURIComponent(new URL(req.url, 'http://localhost').pathname);
+    const url = new URL(req.url, 'http://localhost');
+    const path = decodeURIComponent(url.pathname);
     const file = normalize(join(base, path));
     // Refuse `..` escapes out of root.
     if (!file.startsWith(base) && file + sep !== base) {
@@ -56,7 +58,9 @@ export async function serve(root, port = 0, { isolated = false } = {}) {
         'cache-control': 'no-store',
         ...isolation,
       });
-      createReadStream(target).pipe(res);
+      const pace = Number(url.searchParams.get('pace'));
+      if (pace > 0) await paced(res, await readFile(target), pace);
+      else createReadStream(target).pipe(res);
     } catch {
       res.writeHead(404, { 'content-type': 'text/plain' }).end(`not found: ${path}\n`);
     }
@@ -69,4 +73,12 @@ export async function serve(root, port = 0, { isolated = false } = {}) {
     url: `http://127.0.0.1:${server.address().port}/`,
     close: () => new Promise((resolve) => server.close(resolve)),
   };
+}
+
+async function paced(res, bytes, size) {
+  for (let at = 0; at < bytes.length; at += size) {
+    if (at > 0) await new Promise((resolve) => setTimeout(resolve, 10));
+    res.write(bytes.subarray(at, at + size));
+  }
+  res.end();
 }

@@ -4,6 +4,8 @@
 // Each test binary includes this module and uses a different part of it.
 #![allow(dead_code)]
 
+pub mod certs;
+
 use std::collections::HashMap;
 use std::io::{BufRead, BufReader, Cursor};
 use std::net::SocketAddr;
@@ -22,7 +24,7 @@ use tokio::net::{TcpListener, TcpStream};
 use tokio_tungstenite::tungstenite::client::IntoClientRequest;
 use tokio_tungstenite::tungstenite::http::HeaderValue;
 use tokio_tungstenite::tungstenite::Message;
-use tokio_tungstenite::{MaybeTlsStream, WebSocketStream};
+use tokio_tungstenite::{Connector, MaybeTlsStream, WebSocketStream};
 
 /// How long any single wait in a test may take.
 pub const WAIT: Duration = Duration::from_secs(20);
@@ -138,9 +140,15 @@ pub struct GatewayProcess {
 
 impl GatewayProcess {
     pub fn start(args: &[&str]) -> GatewayProcess {
+        GatewayProcess::start_with_env(args, &[])
+    }
+
+    /// Starts the gateway with `env` added to its environment.
+    pub fn start_with_env(args: &[&str], env: &[(&str, &str)]) -> GatewayProcess {
         let mut child = Command::new(env!("CARGO_BIN_EXE_quiver-gateway"))
             .args(["--listen", "127.0.0.1:0"])
             .args(args)
+            .envs(env.iter().copied())
             .stderr(Stdio::piped())
             .stdin(Stdio::null())
             .spawn()
@@ -151,6 +159,7 @@ impl GatewayProcess {
             for line in BufReader::new(stderr).lines().map_while(Result::ok) {
                 let addr = line
                     .strip_prefix("quiver-gateway: ws://")
+                    .or_else(|| line.strip_prefix("quiver-gateway: wss://"))
                     .and_then(|rest| rest.split_once("/flight"))
                     .and_then(|(addr, _)| addr.parse::<SocketAddr>().ok());
                 if let Some(addr) = addr {
@@ -263,6 +272,41 @@ impl Ws {
         }
         let tcp = socket.connect(addr).await?;
         let (ws, _) = tokio_tungstenite::client_async(req, MaybeTlsStream::Plain(tcp)).await?;
+        Ok(Ws::after_upgrade(ws).await)
+    }
+
+    /// Connects with extra headers on the upgrade request, over `wss://` when `tls`
+    /// (a rustls client configuration) is given.
+    pub async fn connect_with(
+        url: &str,
+        headers: &[(&str, &str)],
+        tls: Option<std::sync::Arc<tokio_rustls::rustls::ClientConfig>>,
+    ) -> Result<Ws, tokio_tungstenite::tungstenite::Error> {
+        let mut req = url.into_client_request()?;
+        req.headers_mut().insert(
+            "sec-websocket-protocol",
+            HeaderValue::from_static(SUBPROTOCOL),
+        );
+        for (name, value) in headers {
+            let name = tokio_tungstenite::tungstenite::http::HeaderName::try_from(*name)
+                .expect("header name");
+            req.headers_mut()
+                .append(name, HeaderValue::from_str(value).expect("header value"));
+        }
+        let authority = req.uri().authority().expect("host:port").as_str();
+        let tcp = TcpStream::connect(authority).await?;
+        let (ws, _) = tokio_tungstenite::client_async_tls_with_config(
+            req,
+            tcp,
+            None,
+            tls.map(Connector::Rustls),
+        )
+        .await?;
+        Ok(Ws::after_upgrade(ws).await)
+    }
+
+    /// Reads the hello that opens every connection.
+    async fn after_upgrade(ws: WebSocketStream<MaybeTlsStream<TcpStream>>) -> Ws {
         let mut ws = Ws {
             ws,
             hello: ServerMessage::Error {
@@ -273,7 +317,7 @@ impl Ws {
             Event::Json(hello @ ServerMessage::Hello { .. }) => ws.hello = hello,
             _ => panic!("expected hello first"),
         }
-        Ok(ws)
+        ws
     }
 
     pub async fn send(&mut self, msg: ClientMessage) {

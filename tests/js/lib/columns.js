@@ -93,7 +93,15 @@ export function columnTests({ test, assert, quiver, arrow, expected, read }) {
         });
         for (let k = 0; k < table.numColumns; k++) {
           const all = batches.flatMap((batch) => batch.columns[k].values);
-          assert.deepEqual(table.getChild(k).toArray(), all, `${name}: getChild(${k}).toArray()`);
+          const valid = batches.flatMap((batch) => batch.columns[k].valid);
+          const column = table.getChild(k);
+          assert.deepEqual(column.toArray(), all, `${name}: getChild(${k}).toArray()`);
+          assert.deepEqual([...column], all, `${name}: getChild(${k}) iteration`);
+          // Backwards, so that each row's chunk is not the one the row before was in.
+          for (let i = all.length - 1; i >= 0; i--) {
+            assert.deepEqual(column.get(i), all[i], `${name}: getChild(${k}).get(${i})`);
+            assert.equal(column.isValid(i), valid[i], `${name}: getChild(${k}).isValid(${i})`);
+          }
         }
         const rows = table.toArray();
         assert.equal(rows.length, table.numRows);
@@ -148,6 +156,16 @@ function checkColumn(assert, column, want, where) {
   assert.deepEqual(want.valid.map((_, i) => column.isValid(i)), want.valid, `${at}: isValid`);
   assert.deepEqual(column.toArray(), want.values, `${at}: toArray()`);
   want.values.forEach((v, i) => assert.deepEqual(column.get(i), v, `${at}: get(${i})`));
+  assert.deepEqual([...column], want.values, `${at}: iteration`);
+  const typed = column.toArray({ typed: true });
+  if (ArrayBuffer.isView(typed)) {
+    assert.equal(column.nullCount, 0, `${at}: a typed toArray() of a column with nulls`);
+    assert.equal(typed.constructor, column.values.constructor, `${at}: toArray({ typed: true }) class`);
+    assert.notEqual(typed.buffer, column.values.buffer, `${at}: toArray({ typed: true }) is a copy`);
+    assert.deepEqual(Array.from(typed), want.values, `${at}: toArray({ typed: true })`);
+  } else {
+    assert.deepEqual(typed, want.values, `${at}: toArray({ typed: true })`);
+  }
   // The raw views: validity bits and fixed-width values where pyarrow gives the same value.
   const { validity, validityBitOffset } = column;
   if (validity !== null) {

@@ -115,15 +115,93 @@ export function memoryTests({ test, assert, quiver, arrow, expected, read, names
   test('a freed batch\'s columns throw instead of reading freed memory', () => {
     const table = quiver.tableFromIPC(smallStream(arrow, 1, 5));
     const [batch] = table.batches;
-    const column = batch.column('str');
-    assert.equal(column.get(0), 'row 0:0');
+    const [i32, , str] = batch.columns();
+    // Every accessor used once first, so that what it keeps (readers, bitmaps) is built.
+    for (const column of [i32, str]) {
+      assert.equal(column.get(3), column === i32 ? 3 : null);
+      assert.equal(column.isValid(3), column === i32);
+      assert.equal(column.toArray().length, 5);
+      assert.equal([...column].length, 5);
+    }
+    const rows = table.getChild('str');
+    assert.equal(rows.get(4), 'row 0:4');
     batch.free();
     table.free();
-    const freed = /this column's RecordBatch was freed/;
-    assert.throws(() => column.values, freed);
-    assert.throws(() => column.get(0), freed);
-    assert.throws(() => column.toArray(), freed);
-    assert.throws(() => column.validity, freed);
+    const freed = { message: "this column's RecordBatch was freed; keep the batch (or table) alive while you read its columns" };
+    for (const column of [i32, str]) {
+      assert.throws(() => column.values, freed);
+      assert.throws(() => column.validity, freed);
+      assert.throws(() => column.get(0), freed);
+      assert.throws(() => column.isValid(3), freed);
+      assert.throws(() => column.toArray(), freed);
+      assert.throws(() => [...column], freed);
+    }
+    assert.throws(() => rows.get(4), freed);
+    assert.throws(() => rows.isValid(4), freed);
+    assert.throws(() => rows.toArray(), freed);
+  });
+
+  test('accessors used before memory grows read the right values after it', () => {
+    const table = quiver.tableFromIPC(smallStream(arrow, 2, 50));
+    const i32 = table.getChild('i32');
+    const [, , str] = table.batches[1].columns();
+    const want = { ints: i32.toArray(), strings: str.toArray(), valid: str.toArray().map((v) => v !== null) };
+    const read = () => ({
+      ints: Array.from({ length: i32.length }, (_, i) => i32.get(i)),
+      strings: [...str],
+      valid: Array.from({ length: str.length }, (_, i) => str.isValid(i)),
+    });
+    assert.deepEqual(read(), want);
+    // Memory freed by earlier tests is reused first: decode until memory grows.
+    const bigs = [];
+    const before = quiver.memoryStats().wasmMemoryBytes;
+    while (bigs.length < 8 && quiver.memoryStats().wasmMemoryBytes === before) bigs.push(quiver.tableFromIPC(bigStream(arrow)));
+    try {
+      assert.ok(quiver.memoryStats().wasmMemoryBytes > before, 'wasm memory did not grow');
+      // Over a fixed-length buffer the views these accessors kept have detached by now.
+      assert.deepEqual(read(), want);
+      assert.deepEqual(i32.toArray(), want.ints);
+      assert.deepEqual(table.toArray().map((row) => row.i32), want.ints);
+    } finally {
+      for (const big of bigs) big.free();
+      table.free();
+    }
+  });
+
+  test('isValid reads no bitmap on a column without one, and a row out of range throws', () => {
+    const table = quiver.tableFromIPC(smallStream(arrow, 1, 5));
+    const [batch] = table.batches;
+    const [i32, , str] = batch.columns();
+    // Each would throw if isValid read the column's bitmap through its getter.
+    const noGetter = () => {
+      throw new Error('isValid read the validity getter');
+    };
+    for (const column of [i32, str]) Object.defineProperty(column, 'validity', { get: noGetter });
+    assert.deepEqual([0, 1, 2, 3, 4].map((i) => i32.isValid(i)), [true, true, true, true, true]);
+    assert.throws(() => str.isValid(0), { message: 'isValid read the validity getter' });
+    for (const bad of [5, -1, 1.5, '1', NaN]) {
+      const message = `row ${bad} is out of range: column "i32" has 5 rows`;
+      assert.throws(() => i32.isValid(bad), { name: 'RangeError', message });
+      assert.throws(() => i32.get(bad), { name: 'RangeError', message });
+      assert.throws(() => table.getChild('i32').get(bad), { name: 'RangeError', message });
+    }
+    batch.free();
+    table.free();
+  });
+
+  test('toArray({ typed: true }) copies numbers without nulls into a typed array, and nothing else', () => {
+    const table = quiver.tableFromIPC(smallStream(arrow, 2, 5));
+    const [batch] = table.batches;
+    const [i32, f64, str] = batch.columns();
+    const ints = i32.toArray({ typed: true });
+    assert.ok(ints instanceof Int32Array && ints.buffer !== i32.values.buffer, 'a copy in an Int32Array');
+    assert.deepEqual(ints, Int32Array.of(0, 1, 2, 3, 4));
+    assert.deepEqual(f64.toArray({ typed: true }), Float64Array.of(0, 0.25, 0.5, 0.75, 1));
+    assert.deepEqual(str.toArray({ typed: true }), str.toArray(), 'strings stay a JS array');
+    assert.deepEqual(i32.toArray(), [0, 1, 2, 3, 4], 'a JS array by default');
+    assert.deepEqual(table.getChild('i32').toArray({ typed: true }), Int32Array.from({ length: 10 }, (_, i) => i));
+    batch.free();
+    table.free();
   });
 
   test('a freed object says so when used, and freeing it again does nothing', () => {

@@ -35,6 +35,23 @@ export async function decode(chunks: AsyncIterable<Uint8Array>): Promise<number>
   return rows + names.length + bytesPushed + bytesCopied + messages + batches + (reader.ended ? 1 : 0);
 }
 
+// The sources the platform hands over: StreamReader.from and tableFromIPCAsync.
+import { tableFromIPCAsync, type ByteSource, type SourceOptions } from 'quiver-arrow';
+
+export async function fromSources(response: Response, file: File, chunks: AsyncIterable<Uint8Array>): Promise<number> {
+  const options: SourceOptions = { maxMessageBytes: 1 << 20, signal: AbortSignal.timeout(1000) };
+  using reader: StreamReader = StreamReader.from(response, options);
+  let rows = 0;
+  for await (const batch of reader) {
+    const b: RecordBatch = batch;
+    rows += b.numRows;
+    b.free();
+  }
+  const sources: ByteSource[] = [file, file.stream(), chunks, response];
+  using table: Table = await tableFromIPCAsync(sources[0], { signal: new AbortController().signal });
+  return rows + table.numRows + reader.stats.bytesCopied;
+}
+
 export function whole(bytes: Uint8Array | Uint8Array[]): number {
   using table: Table = tableFromIPC(bytes);
   const stats: MemoryStats = memoryStats();
@@ -127,6 +144,22 @@ export function write(table: Table, module: WebAssembly.Module): Uint8Array[] {
   return out;
 }
 
+// The writer as a TransformStream.
+export async function upload(url: string, table: Table): Promise<Response> {
+  const encoder: TransformStream<RecordBatch, Uint8Array> = StreamWriter.transformStream({ compression: 'lz4' });
+  // TypeScript's DOM library does not know `duplex` yet, which streamed bodies need.
+  const init: RequestInit & { duplex: 'half' } = { method: 'POST', body: encoder.readable, duplex: 'half' };
+  const sent = fetch(url, init);
+  const writer = encoder.writable.getWriter();
+  for (const batch of table.batches) await writer.write(batch);
+  await writer.close();
+  return sent;
+}
+
+export function toFile(batches: ReadableStream<RecordBatch>, file: WritableStream<Uint8Array>): Promise<void> {
+  return batches.pipeThrough(StreamWriter.transformStream()).pipeTo(file);
+}
+
 export function columns(table: Table): number {
   let total = 0;
   for (const batch of table.batches) {
@@ -147,6 +180,7 @@ export function columns(table: Table): number {
   }
   const chunked: ChunkedColumn = table.getChild(0);
   total += chunked.chunks.length + chunked.toArray().length + (chunked.isValid(0) ? 1 : 0);
+  total += chunked.toArray({ typed: true }).length;
   const copied: arrow.Table = table.toArrowJS(arrow, undefined);
   const viaFunction: arrow.Table = toArrowJS(table, arrow, { zeroCopy: false });
   return total + copied.numRows + viaFunction.numRows + table.toArray().length + table.numColumns;
