@@ -1,7 +1,11 @@
-// Runs the benchmark suites in headless Debian Chromium, started directly with no devtools
-// client attached (bench/launch.mjs), and prints markdown tables.
-// Usage: node bench/browser.mjs DATA_DIR OUT.json suite[,suite]
-// CHROMIUM names the browser binary (default: chromium on the PATH).
+// Runs the benchmark suites in one browser engine (Chromium by default, or Firefox or
+// WebKit), started directly with no devtools client attached (bench/launch.mjs), and
+// prints markdown tables. OUT.json gets { env, report, failed }: `failed` maps each suite
+// that could not run in this engine to its error. If the page cannot run at all, every
+// suite is failed with that error and the exit status is 1.
+// Usage: node bench/browser.mjs DATA_DIR OUT.json suite[,suite] [chromium|firefox|webkit]
+// CHROMIUM, FIREFOX and MINIBROWSER name the binaries (bench/engines.mjs).
+// BENCH_QUICK=1 (bench.sh --quick): few rounds and 32 MiB of Flight per cell.
 import { execFileSync } from 'node:child_process';
 import { readdir, readFile, writeFile } from 'node:fs/promises';
 import { dirname, join, relative, resolve } from 'node:path';
@@ -9,13 +13,16 @@ import { fileURLToPath } from 'node:url';
 import { serve } from '../tests/browser/server.mjs';
 import { buildGateway, pythonServer, startGateway } from '../tests/js/lib/flight-env.mjs';
 import { startBareServer } from './bare_ws.mjs';
+import { browserFor, versionOf } from './engines.mjs';
 import { launch } from './launch.mjs';
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
-const [dataDir, outFile, suiteList = 'reader'] = process.argv.slice(2);
+const [dataDir, outFile, suiteList = 'reader', engine = 'chromium'] = process.argv.slice(2);
 const names = (await readdir(dataDir)).filter((f) => f.endsWith('.arrows')).map((f) => f.replace(/\.arrows$/, ''));
 await writeFile(join(dataDir, 'index.json'), JSON.stringify(names));
-const browser = process.env.CHROMIUM ?? execFileSync('sh', ['-c', 'command -v chromium'], { encoding: 'utf8' }).trim();
+const browser = browserFor(engine);
+const env = versionOf(engine, browser);
+const quick = !!process.env.BENCH_QUICK;
 
 const ticksPerSecond = Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }));
 
@@ -40,6 +47,8 @@ try {
   const page = new URL(`${server.url}bench/index.html`);
   page.searchParams.set('data', relative(root, resolve(dataDir)));
   page.searchParams.set('suites', suiteList);
+  page.searchParams.set('engine', env);
+  if (quick) page.searchParams.set('quick', '');
   // BENCH_ZSTD_C (bench.sh --zstd-c): the zstd-c package flavour, for the reader's ZSTD rows.
   if (process.env.BENCH_ZSTD_C) page.searchParams.set('zstdC', relative(root, resolve(process.env.BENCH_ZSTD_C)));
   // BENCH_MEMORY=fixed: keep wasm memory a fixed-length buffer (bench/page.js).
@@ -58,16 +67,24 @@ try {
     page.searchParams.set('gateway', gateway.url);
     page.searchParams.set('bare', bare.url);
     // FLIGHT_BENCH_MIB: volume per batch size and mode of the flight suite (default 1 GiB).
-    page.searchParams.set('flightMiB', process.env.FLIGHT_BENCH_MIB ?? '1024');
+    page.searchParams.set('flightMiB', process.env.FLIGHT_BENCH_MIB ?? (quick ? '32' : '1024'));
     routes.cpu = async () => ({
       gateway: await cpuSeconds(gateway.pid),
       upstream: await cpuSeconds(upstream.pid),
       ...(await machineTicks()),
     });
   }
-  const bench = await launch(browser, page.href, { routes });
+  let bench;
+  try {
+    bench = await launch(browser, page.href, { routes });
+  } catch (error) {
+    const failed = Object.fromEntries(suiteList.split(',').map((name) => [name, error.message]));
+    await writeFile(outFile, JSON.stringify({ env, report: {}, failed }, null, 1));
+    throw error;
+  }
+  for (const [name, error] of Object.entries(bench.failed)) console.error(`[bench] ${name} did not run in ${env}: ${error}`);
   console.log(bench.tables.join('\n\n') + '\n');
-  await writeFile(outFile, JSON.stringify({ env: bench.env, report: bench.report }, null, 1));
+  await writeFile(outFile, JSON.stringify({ env: bench.env, report: bench.report, failed: bench.failed }, null, 1));
 } finally {
   for (const stop of stops.reverse()) await stop();
 }

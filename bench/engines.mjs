@@ -45,3 +45,25 @@ export function browserFor(engine) {
   if (!path) throw new Error(`no ${engine} binary found: run pkg-scripts/setup.sh (${install}) or set ${variable}`);
   return path;
 }
+
+/**
+ * The engine's name and version as the benchmark pages print them ("Firefox 153.8.0esr",
+ * "WebKitGTK 2.50.6"), from the binary, or from the Debian package for WebKitGTK, whose
+ * MiniBrowser has no --version and whose user agent names a Safari version instead.
+ */
+export function versionOf(engine, browser = browserFor(engine)) {
+  const run = (command, args) => {
+    try {
+      return execFileSync(command, args, { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim();
+    } catch {
+      return '';
+    }
+  };
+  if (engine === 'webkit') {
+    const api = browser.match(/webkit2gtk-(4\.\d+)/)?.[1];
+    const version = api && run('dpkg-query', ['-W', '-f', '${Version}', `libwebkit2gtk-${api}-0`]);
+    return `WebKitGTK ${version ? version.replace(/-.*/, '') : '?'}`;
+  }
+  const version = run(browser, ['--version']).match(/\d+\.[\w.]+/)?.[0];
+  return `${engine === 'chromium' ? 'Chromium' : 'Firefox'} ${version ?? '?'}`;
+}

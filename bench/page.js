@@ -1,12 +1,13 @@
 // In-page side of bench/browser.mjs: loads the workload over HTTP, runs the suites named
-// in ?suites=, and POSTs { env, report, tables } to the endpoint of bench/launch.mjs
-// (?report=), with its log lines on the way.
+// in ?suites= in whichever engine opened it (?engine= names it), and POSTs { env, report,
+// tables, failed } to the endpoint of bench/launch.mjs (?report=), with its log lines on
+// the way.
 import init, * as quiver from 'quiver-arrow';
 import * as arrow from 'apache-arrow';
 import * as flechette from '@uwdata/flechette';
 import * as fzstd from 'fzstd';
 import { registerCodecs } from './codecs.js';
-import { suites } from './suites.js';
+import { QUICK, suites } from './suites.js';
 
 // lz4js is CommonJS; a ten-line loader is cheaper than a bundler here.
 async function requireCommonJS(url, cache = {}) {
@@ -51,7 +52,7 @@ async function main() {
   // performance.now() to 100 µs, a sizeable part of a timed run of small batches.
   if (!globalThis.crossOriginIsolated) throw new Error('the benchmark page is not cross-origin isolated');
   const memory = params.get('memory') === 'fixed' ? ', fixed-length memory' : '';
-  const env = `Chromium ${navigator.userAgent.match(/Chrome\/([\d.]+)/)?.[1] ?? '?'}${memory}`;
+  const env = `${params.get('engine')}${memory}`;
   // The gateway and bare server browser.mjs started for the flight suite, and the CPU
   // time the gateway, its upstream and the machine spent so far.
   const flight = params.get('gateway')
@@ -64,12 +65,21 @@ async function main() {
     : undefined;
   const report = {};
   const tables = [];
+  // A suite that fails in this engine is reported as failed, with its error, and the next
+  // one still runs: the report names every gap rather than leaving it out.
+  const failed = {};
+  const quick = params.has('quick') ? QUICK : {};
   for (const name of params.get('suites').split(',')) {
     const suite = suites[name];
-    report[name] = await suite.run({ quiver, quiverZstdC, arrow, flechette }, files, { log: (m) => log(`[${name}] ${m}`), flight });
-    tables.push(suite.tables(report[name], env));
+    try {
+      report[name] = await suite.run({ quiver, quiverZstdC, arrow, flechette }, files, { ...quick, log: (m) => log(`[${name}] ${m}`), flight });
+      tables.push(suite.tables(report[name], env));
+    } catch (e) {
+      failed[name] = String(e && e.message ? e.message : e);
+      log(`[${name}] failed: ${e && e.stack ? e.stack : e}`);
+    }
   }
-  return { env, report, tables };
+  return { env, report, tables, failed };
 }
 
 main()

@@ -2,7 +2,8 @@
 // issue's target computed from the figures as met or not met, then every table. With
 // --readme it also rewrites the summary between README.md's benchmark markers.
 // Usage: node bench/report.mjs RESULTS_DIR OUT.md [--readme README.md]
-// RESULTS_DIR holds chromium.json and node.json (and .md), and native.md if it ran.
+// RESULTS_DIR holds <engine>.json and .md for node and each browser that ran (chromium,
+// firefox, webkit), and native.md if it ran.
 import { execFileSync } from 'node:child_process';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
@@ -13,10 +14,13 @@ import { fmt } from './timing.js';
 const [dir, outFile, readmeFlag, readmeFile] = process.argv.slice(2);
 const load = (engine) => {
   const file = join(dir, `${engine}.json`);
-  return existsSync(file) ? JSON.parse(readFileSync(file, 'utf8')) : { report: {} };
+  return existsSync(file) ? { ran: true, failed: {}, ...JSON.parse(readFileSync(file, 'utf8')) } : { report: {}, failed: {} };
 };
 const chromium = load('chromium');
 const node = load('node');
+// Every engine that ran, in the order of the page and the summary.
+const ENGINES = [['Chromium', chromium], ['Firefox', load('firefox')], ['WebKit', load('webkit')], ['Node', node]]
+  .filter(([, run]) => run.ran);
 const x = (v) => `${fmt(v, 2)}×`;
 const range = (values, f = x) => {
   const finite = values.filter(Number.isFinite);
@@ -39,8 +43,10 @@ const accessor = (run, rows, cell, name) => run.report.accessors?.find((r) => r.
 const accessorRatios = (run) => (run.report.accessors ?? [])
   .filter((r) => r.name === 'quiver' && accessor(run, r.rows, r.cell, 'flechette') !== undefined)
   .map((r) => ({ label: `${r.cell} ${r.rows}`, ratio: r.ns / accessor(run, r.rows, r.cell, 'flechette') }));
-const flight = (mode, rows) => chromium.report.flight?.find((r) => r.mode === mode && r.rows === rows);
-const flightSizes = [...new Set((chromium.report.flight ?? []).filter((r) => r.rows).map((r) => r.rows))];
+const flightIn = (run, mode, rows) => run.report.flight?.find((r) => r.mode === mode && r.rows === rows);
+const flightSizesIn = (run) => [...new Set((run.report.flight ?? []).filter((r) => r.rows).map((r) => r.rows))];
+const flight = (mode, rows) => flightIn(chromium, mode, rows);
+const flightSizes = flightSizesIn(chromium);
 
 // --- Targets ----------------------------------------------------------------------------
 
@@ -141,6 +147,53 @@ function fetchAllLine() {
   return [`- fetchAll over 4 sockets: ${fmt(four.mibPerS, 0)} MiB/s, ${x(ratio)} the ${fmt(one.mibPerS, 0)} MiB/s over 1 socket${why}.`];
 }
 
+// --- Each engine's ratios ----------------------------------------------------------------
+
+const noneRatio = (run, name, rows, mode = '64k') => reader(run, 'none', rows, mode, name) / reader(run, 'none', rows, mode, 'quiver');
+const writerRatio = (run, rows) => {
+  const [q, a, f] = ['quiver', 'arrowjs', 'flechette'].map((n) => writer(run, 'none', rows, n)?.usPerBatch);
+  return Math.min(a, f) / q;
+};
+const overSizes = (f) => (run) => range(SIZES.map((rows) => f(run, rows)));
+/** The first line of a failure, fit for a table cell. */
+const reason = (error) => error.split('\n')[0].replaceAll('|', '\\|').slice(0, 160);
+
+/**
+ * The summary's works: the suite each comes from, what it does, against whom, and the
+ * ratio text for one engine's run (peer's time over Quiver's), or undefined where that run
+ * has no such rows (the zstd-c flavour without --zstd-c).
+ */
+const WORKS = [
+  ['reader', 'decode, uncompressed', 'Arrow JS\'s async reader', overSizes((run, rows) => noneRatio(run, 'arrowjs', rows))],
+  ['reader', 'decode, uncompressed', 'flechette', overSizes((run, rows) => noneRatio(run, 'flechette', rows))],
+  ['reader', 'decode, LZ4', 'the fastest JS reader', overSizes((run, rows) => fastestJsReader(run, 'lz4', rows) / reader(run, 'lz4', rows, '64k', 'quiver'))],
+  ['reader', 'decode, ZSTD', 'the fastest JS reader with fzstd', overSizes((run, rows) => fastestJsReader(run, 'zstd', rows) / reader(run, 'zstd', rows, '64k', 'quiver'))],
+  // Only in a run with --zstd-c.
+  ['reader', 'decode, ZSTD, zstd-c flavour', 'the fastest JS reader with fzstd', (run) => (run.report.reader.some((r) => r.name === 'quiverZstdC')
+    ? overSizes((r, rows) => fastestJsReader(r, 'zstd', rows) / reader(r, 'zstd', rows, '64k', 'quiverZstdC'))(run) : undefined)],
+  ['writer', 'write, uncompressed', 'the fastest JS writer', overSizes(writerRatio)],
+  ['views', 'decode and scan columns', 'flechette', overSizes((run, rows) => views(run, rows, 'flechette', 'decode+scan') / views(run, rows, 'quiver views', 'decode+scan'))],
+  ['accessors', 'per-row reads (get, isValid, iteration, toArray, table.toArray)', 'flechette', (run) => range(accessorRatios(run).map((r) => 1 / r.ratio))],
+  ['flight', 'Flight DoGet, decoded', 'the gateway\'s raw delivery', (run) => {
+    const sizes = flightSizesIn(run);
+    return `${range(sizes.map((rows) => flightIn(run, 'decoded', rows).mibPerS / flightIn(run, 'raw', rows).mibPerS))} `
+      + `(${range(sizes.map((rows) => flightIn(run, 'decoded', rows).mibPerS), (v) => fmt(v, 0))} MiB/s decoded)`;
+  }],
+];
+
+/**
+ * One row per work and engine: the engines that ran the work's suite, and those that
+ * failed it, with why. An engine that was not asked to run a suite (the writer in
+ * Firefox) has no row.
+ */
+const ratioRows = WORKS.flatMap(([suite, work, against, ratio]) => ENGINES.flatMap(([engine, run]) => {
+  if (run.failed[suite]) return [`| ${work} | ${against} | ${engine} | did not run: ${reason(run.failed[suite])} |`];
+  if (!run.report[suite]?.length) return [];
+  const text = ratio(run);
+  return text === undefined ? [] : [`| ${work} | ${against} | ${engine} | ${text} |`];
+}));
+const ratioTable = ['| work | against | engine | peer\'s time ÷ Quiver\'s |', '|---|---|---|---|', ...ratioRows];
+
 // --- The page ---------------------------------------------------------------------------
 
 const git = (...args) => execFileSync('git', args, { encoding: 'utf8' }).trim();
@@ -148,8 +201,14 @@ const commit = git('rev-parse', '--short', 'HEAD');
 const dirty = git('status', '--porcelain', '--untracked-files=no') ? ' (with uncommitted changes)' : '';
 const date = new Date().toISOString().slice(0, 16).replace('T', ' ');
 const cpuModel = cpus()[0]?.model.trim() ?? 'unknown CPU';
-const envs = [chromium.env, node.env].filter(Boolean).join(' and ');
+const envs = ENGINES.map(([, run]) => run.env).filter(Boolean).join(', ');
+const browsers = ENGINES.filter(([engine]) => engine !== 'Node').map(([engine]) => engine);
 const tables = (name) => (existsSync(join(dir, name)) ? readFileSync(join(dir, name), 'utf8').trim() : '');
+/** An engine's section: the suites it failed, each with its error, then its tables. */
+const section = ([engine, run]) => {
+  const failures = Object.entries(run.failed).map(([suite, error]) => `**${suite} did not run in ${engine}:**\n\n\`\`\`\n${error}\n\`\`\``);
+  return `## ${engine}\n\n${[...failures, tables(`${engine.toLowerCase()}.md`)].filter(Boolean).join('\n\n')}\n`;
+};
 
 const targetRows = targets.map((t) => `| #${t.issue} | ${t.engine} | ${t.asks} | **${t.verdict}** | `
   + `${t.cells.map((c) => `${c.label}: ${c.figure}${c.ok === false ? ' ✗' : ''}`).join(', ')} |`);
@@ -162,9 +221,16 @@ on this page comes from one run:
 - **Date:** ${date} UTC
 - **Machine:** ${cores} cores, ${cpuModel}, ${process.arch}, shared with other work (load average ${loadavg().map((l) => fmt(l, 1)).join(' / ')} over the last 1 / 5 / 15 minutes of the run), so read the ratios, which compare contenders timed in the same interleaved rounds
 - **Duration:** ${process.env.BENCH_SECONDS ? `${fmt(process.env.BENCH_SECONDS / 60, 0)} minutes for the whole of \`bench.sh\`, builds included` : 'not recorded'}
-- **Engines:** ${envs}; Chromium started directly (\`chromium --headless\`), with no devtools client attached (\`bench/launch.mjs\`)
+- **Engines:** ${envs}; each browser (${browsers.join(', ')}) started directly, with no devtools client attached (\`bench/launch.mjs\`), and timed against apache-arrow JS and flechette in the same engine; Firefox and WebKit run the reading, column-access and Flight suites, not the writer
 
 How each suite measures is in [CONTRIBUTING.md](../CONTRIBUTING.md#benchmarks).
+
+## Ratios in each engine
+
+Each ratio is the peer's time over Quiver's, over 100 to 8192 rows per batch: above 1×
+Quiver is faster.
+
+${ratioTable.join('\n')}
 
 ## Targets
 
@@ -176,53 +242,21 @@ ${targetRows.join('\n')}
 
 ## Flight: where the bytes go
 
-${[...rawGap(), ...fetchAllLine()].join('\n') || 'The flight suite did not run.'}
+${[...rawGap(), ...fetchAllLine()].join('\n') || 'The flight suite did not run in Chromium.'}
 
-## Chromium
-
-${tables('chromium.md')}
-
-## Node
-
-${tables('node.md')}
-${tables('native.md') ? `\n## Native\n\n${tables('native.md')}\n` : ''}`;
+${ENGINES.map(section).join('\n')}${tables('native.md') ? `\n## Native\n\n${tables('native.md')}\n` : ''}`;
 writeFileSync(outFile, page);
 
 // --- The README's summary ------------------------------------------------------------------
 
 if (readmeFlag === '--readme') {
-  const none = (run, name, rows, mode = '64k') => reader(run, 'none', rows, mode, name) / reader(run, 'none', rows, mode, 'quiver');
-  const per = (f) => SIZES.map(f);
-  const writerRatio = (run, rows) => {
-    const [q, a, f] = ['quiver', 'arrowjs', 'flechette'].map((n) => writer(run, 'none', rows, n)?.usPerBatch);
-    return Math.min(a, f) / q;
-  };
-  const both = (f) => `${range(per((rows) => f(chromium, rows)))} in Chromium, ${range(per((rows) => f(node, rows)))} in Node`;
   const met = targets.filter((t) => t.verdict === 'met').length;
   const summary = [
     `From the run of ${date.slice(0, 10)} on ${commit} (${envs}), 100 to 8192 rows per batch.`,
-    'Each ratio is the peer\'s time over Quiver\'s: above 1× Quiver is faster. Every table, and',
-    'each target met or not, is in [docs/benchmarks.md](docs/benchmarks.md).',
+    'Each ratio is the peer\'s time over Quiver\'s, in the same engine: above 1× Quiver is',
+    'faster. Every table, and each target met or not, is in [docs/benchmarks.md](docs/benchmarks.md).',
     '',
-    '| work | against | peer\'s time ÷ Quiver\'s |',
-    '|---|---|---|',
-    ...[
-      `| decode, uncompressed | Arrow JS's async reader | ${both((run, rows) => none(run, 'arrowjs', rows))} |`,
-      `| decode, uncompressed | flechette | ${both((run, rows) => none(run, 'flechette', rows))} |`,
-      `| decode, LZ4 | the fastest JS reader | ${both((run, rows) => fastestJsReader(run, 'lz4', rows) / reader(run, 'lz4', rows, '64k', 'quiver'))} |`,
-      `| decode, ZSTD | the fastest JS reader with fzstd | ${both((run, rows) => fastestJsReader(run, 'zstd', rows) / reader(run, 'zstd', rows, '64k', 'quiver'))} |`,
-      // Only in a run with --zstd-c.
-      chromium.report.reader?.some((r) => r.name === 'quiverZstdC')
-        ? `| decode, ZSTD, zstd-c flavour | the fastest JS reader with fzstd | ${both((run, rows) => fastestJsReader(run, 'zstd', rows) / reader(run, 'zstd', rows, '64k', 'quiverZstdC'))} |`
-        : '',
-      `| write, uncompressed | the fastest JS writer | ${both(writerRatio)} |`,
-      `| decode and scan columns | flechette | ${both((run, rows) => views(run, rows, 'flechette', 'decode+scan') / views(run, rows, 'quiver views', 'decode+scan'))} |`,
-      `| per-row reads (get, isValid, iteration, toArray, table.toArray) | flechette | ${
-        [['Chromium', chromium], ['Node', node]].map(([engine, run]) => `${range(accessorRatios(run).map((r) => 1 / r.ratio))} in ${engine}`).join(', ')} |`,
-      flightSizes.length
-        ? `| Flight DoGet, decoded | the gateway's raw delivery | ${range(flightSizes.map((rows) => flight('decoded', rows).mibPerS / flight('raw', rows).mibPerS))} in Chromium (${range(flightSizes.map((rows) => flight('decoded', rows).mibPerS), (v) => fmt(v, 0))} MiB/s decoded) |`
-        : '',
-    ].filter(Boolean),
+    ...ratioTable,
     '',
     `Targets met: ${met} of ${targets.length}.`,
   ];

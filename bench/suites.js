@@ -13,6 +13,15 @@ export const suites = {
   scan: { run: runScanBench, tables: scanTables },
   accessors: { run: runAccessorsBench, tables: accessorsTables },
   writer: { run: runWriterBench, tables: writerTables },
-  // Chromium only: it needs the gateway bench/browser.mjs starts (in Node it reports nothing).
+  // Browsers only: it needs the gateway bench/browser.mjs starts (in Node it reports nothing).
   flight: { run: runFlightBench, tables: flightTables },
 };
+
+/**
+ * The suites bench.sh also runs in Firefox and WebKit (issue 34): reading, column access
+ * and Flight. The writer runs in Chromium and Node only.
+ */
+export const EVERY_ENGINE = ['reader', 'views', 'scan', 'accessors', 'flight'];
+
+/** Few rounds and no minimum time per cell (bench.sh --quick): checks the path, not the figures. */
+export const QUICK = { rounds: 1, minMs: 0 };

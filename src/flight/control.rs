@@ -3,6 +3,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use super::fields::Fields;
 use super::{ProtocolError, Result};
 
 /// A Flight descriptor: `{"path": ["a", "b"]}` or `{"cmd": "<base64>"}`.
@@ -14,34 +15,66 @@ pub enum Descriptor {
 }
 
 /// A `FlightEndpoint`. Passing `ticket` and one of `locations` back in `doGet` reads it.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+/// `locations`, `expirationTimeMs` and `appMetadata` may be left out.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Endpoint {
     #[serde(with = "b64")]
     pub ticket: Vec<u8>,
-    #[serde(default)]
     pub locations: Vec<String>,
     /// Milliseconds since the Unix epoch.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub expiration_time_ms: Option<i64>,
-    #[serde(default, with = "b64")]
+    #[serde(with = "b64")]
     pub app_metadata: Vec<u8>,
 }
 
 /// A `FlightInfo`. `schema` is an encapsulated IPC schema message, ready for a decoder.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+/// `descriptor` and `appMetadata` may be left out.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct FlightInfo {
     #[serde(with = "b64")]
     pub schema: Vec<u8>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub descriptor: Option<Descriptor>,
     pub endpoints: Vec<Endpoint>,
     pub total_records: i64,
     pub total_bytes: i64,
     pub ordered: bool,
-    #[serde(default, with = "b64")]
+    #[serde(with = "b64")]
     pub app_metadata: Vec<u8>,
+}
+
+/// Read field by field, as [`ServerMessage`] is.
+impl<'de> Deserialize<'de> for Endpoint {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
+        Fields::deserialize(d, "an endpoint", |f| {
+            Ok(Endpoint {
+                ticket: f.take::<Base64>("ticket")?.0,
+                locations: f.take_or_default("locations")?,
+                expiration_time_ms: f.take_or_default("expirationTimeMs")?,
+                app_metadata: f.take_or_default::<Base64>("appMetadata")?.0,
+            })
+        })
+    }
+}
+
+/// Read field by field, as [`ServerMessage`] is.
+impl<'de> Deserialize<'de> for FlightInfo {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
+        Fields::deserialize(d, "a FlightInfo", |f| {
+            Ok(FlightInfo {
+                schema: f.take::<Base64>("schema")?.0,
+                descriptor: f.take_or_default("descriptor")?,
+                endpoints: f.take("endpoints")?,
+                total_records: f.take("totalRecords")?,
+                total_bytes: f.take("totalBytes")?,
+                ordered: f.take("ordered")?,
+                app_metadata: f.take_or_default::<Base64>("appMetadata")?.0,
+            })
+        })
+    }
 }
 
 /// Messages from the client. Every request names a new `stream` id, higher than any the
@@ -117,13 +150,13 @@ pub enum ClientMessage {
     },
 }
 
-/// Messages from the gateway.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+/// Messages from the gateway. Optional fields (`Option`s and `details`) may be left out;
+/// unknown fields are refused.
+#[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(
     tag = "type",
     rename_all = "camelCase",
-    rename_all_fields = "camelCase",
-    deny_unknown_fields
+    rename_all_fields = "camelCase"
 )]
 pub enum ServerMessage {
     /// The first message on every connection: the limits the client must respect.
@@ -140,13 +173,13 @@ pub enum ServerMessage {
     },
     PollInfo {
         stream: u32,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
+        #[serde(skip_serializing_if = "Option::is_none")]
         info: Option<FlightInfo>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
+        #[serde(skip_serializing_if = "Option::is_none")]
         descriptor: Option<Descriptor>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
+        #[serde(skip_serializing_if = "Option::is_none")]
         progress: Option<f64>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
+        #[serde(skip_serializing_if = "Option::is_none")]
         expiration_time_ms: Option<i64>,
     },
     /// A GetSchema result: an encapsulated IPC schema message.
@@ -187,7 +220,7 @@ pub enum ServerMessage {
         code: i32,
         name: String,
         message: String,
-        #[serde(default, with = "b64")]
+        #[serde(with = "b64")]
         details: Vec<u8>,
     },
     /// A protocol violation; the gateway closes the connection after it.
@@ -249,9 +282,74 @@ impl ClientMessage {
 }
 
 impl ServerMessage {
-    /// Parses a text frame.
+    /// Parses a text frame. Unknown fields and a key given twice are errors.
     pub fn from_json(text: &str) -> Result<Self> {
-        serde_json::from_str(text).map_err(|e| ProtocolError::BadControl(e.to_string()))
+        Self::read(text).map_err(|e| ProtocolError::BadControl(e.to_string()))
+    }
+
+    /// Read field by field instead of derived: see `super::fields` for why.
+    fn read(text: &str) -> serde_json::Result<Self> {
+        use ServerMessage as M;
+        let mut f = Fields::parse(text)?;
+        let kind: String = f.take("type")?;
+        let message = match kind.as_str() {
+            "hello" => M::Hello {
+                version: f.take("version")?,
+                max_segment_bytes: f.take("maxSegmentBytes")?,
+                credit_window: f.take("creditWindow")?,
+                max_streams: f.take("maxStreams")?,
+                max_message_bytes: f.take("maxMessageBytes")?,
+            },
+            "flightInfo" => M::FlightInfo {
+                stream: f.take("stream")?,
+                info: f.take("info")?,
+            },
+            "pollInfo" => M::PollInfo {
+                stream: f.take("stream")?,
+                info: f.take_or_default("info")?,
+                descriptor: f.take_or_default("descriptor")?,
+                progress: f.take_or_default("progress")?,
+                expiration_time_ms: f.take_or_default("expirationTimeMs")?,
+            },
+            "schema" => M::Schema {
+                stream: f.take("stream")?,
+                schema: f.take::<Base64>("schema")?.0,
+            },
+            "handshake" => M::Handshake {
+                stream: f.take("stream")?,
+                payload: f.take::<Base64>("payload")?.0,
+            },
+            "result" => M::Result {
+                stream: f.take("stream")?,
+                body: f.take::<Base64>("body")?.0,
+            },
+            "actionType" => M::ActionType {
+                stream: f.take("stream")?,
+                name: f.take("name")?,
+                description: f.take("description")?,
+            },
+            "putResult" => M::PutResult {
+                stream: f.take("stream")?,
+                app_metadata: f.take::<Base64>("appMetadata")?.0,
+            },
+            "credit" => M::Credit {
+                stream: f.take("stream")?,
+                bytes: f.take("bytes")?,
+            },
+            "status" => M::Status {
+                stream: f.take("stream")?,
+                code: f.take("code")?,
+                name: f.take("name")?,
+                message: f.take("message")?,
+                details: f.take_or_default::<Base64>("details")?.0,
+            },
+            "error" => M::Error {
+                message: f.take("message")?,
+            },
+            other => return Err(serde::de::Error::unknown_variant(other, SERVER_TYPES)),
+        };
+        f.finish(&format!("a `{kind}` message"))?;
+        Ok(message)
     }
 
     /// The text frame for this message.
@@ -286,6 +384,31 @@ pub fn code_name(code: i32) -> &'static str {
         .and_then(|i| NAMES.get(i))
         .copied()
         .unwrap_or("UNKNOWN")
+}
+
+/// The `type` of each [`ServerMessage`], for the error that names an unknown one.
+const SERVER_TYPES: &[&str] = &[
+    "hello",
+    "flightInfo",
+    "pollInfo",
+    "schema",
+    "handshake",
+    "result",
+    "actionType",
+    "putResult",
+    "credit",
+    "status",
+    "error",
+];
+
+/// A base64 field of a message read with [`Fields`].
+#[derive(Default)]
+struct Base64(Vec<u8>);
+
+impl<'de> Deserialize<'de> for Base64 {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
+        b64::deserialize(d).map(Base64)
+    }
 }
 
 /// Base64 for `Vec<u8>` fields.
@@ -443,6 +566,192 @@ mod tests {
             bad(r#"{"type":"getSchema","stream":1,"descriptor":{"path":["a"],"cmd":""}}"#)
                 .starts_with("control message is not valid")
         );
+    }
+
+    #[test]
+    fn server_messages_round_trip() -> TestResult {
+        let info = FlightInfo {
+            schema: vec![1, 2],
+            descriptor: Some(Descriptor::Cmd(vec![7])),
+            endpoints: vec![Endpoint {
+                ticket: vec![3],
+                locations: vec!["grpc://h:1".into()],
+                expiration_time_ms: Some(5),
+                app_metadata: vec![4],
+            }],
+            total_records: 10,
+            total_bytes: -1,
+            ordered: false,
+            app_metadata: vec![],
+        };
+        let msgs = [
+            ServerMessage::FlightInfo {
+                stream: 1,
+                info: info.clone(),
+            },
+            ServerMessage::PollInfo {
+                stream: 2,
+                info: Some(info),
+                descriptor: Some(Descriptor::Path(vec!["p".into()])),
+                progress: Some(0.5),
+                expiration_time_ms: Some(9),
+            },
+            ServerMessage::PollInfo {
+                stream: 2,
+                info: None,
+                descriptor: None,
+                progress: None,
+                expiration_time_ms: None,
+            },
+            ServerMessage::Schema {
+                stream: 3,
+                schema: vec![0, 255],
+            },
+            ServerMessage::Handshake {
+                stream: 4,
+                payload: b"hi".to_vec(),
+            },
+            ServerMessage::Result {
+                stream: 5,
+                body: vec![1],
+            },
+            ServerMessage::ActionType {
+                stream: 6,
+                name: "clear".into(),
+                description: "empties it".into(),
+            },
+            ServerMessage::PutResult {
+                stream: 7,
+                app_metadata: vec![2],
+            },
+            ServerMessage::Credit {
+                stream: 8,
+                bytes: 1 << 40,
+            },
+            ServerMessage::Status {
+                stream: 9,
+                code: 5,
+                name: code_name(5).into(),
+                message: "no such flight".into(),
+                details: vec![8, 9],
+            },
+            ServerMessage::Error {
+                message: "bad".into(),
+            },
+        ];
+        for m in msgs {
+            let json = m.to_json()?;
+            assert_eq!(ServerMessage::from_json(&json)?, m, "{json}");
+        }
+        Ok(())
+    }
+
+    #[test]
+    fn server_messages_leave_out_optional_fields_in_any_order() -> TestResult {
+        let status = r#"{"stream":1,"message":"","name":"OK","code":0,"type":"status"}"#;
+        assert_eq!(
+            ServerMessage::from_json(status)?,
+            ServerMessage::Status {
+                stream: 1,
+                code: 0,
+                name: "OK".into(),
+                message: String::new(),
+                details: vec![],
+            }
+        );
+        let info = r#"{"type":"flightInfo","stream":2,"info":{"schema":"AQ==","endpoints":
+            [{"ticket":"Ag=="}],"totalRecords":1,"totalBytes":2,"ordered":true}}"#;
+        let ServerMessage::FlightInfo { info, .. } = ServerMessage::from_json(info)? else {
+            panic!("not a flightInfo");
+        };
+        assert_eq!((info.descriptor, info.app_metadata), (None, vec![]));
+        assert_eq!(
+            info.endpoints,
+            [Endpoint {
+                ticket: vec![2],
+                locations: vec![],
+                expiration_time_ms: None,
+                app_metadata: vec![],
+            }]
+        );
+        let poll = r#"{"type":"pollInfo","stream":3,"info":null,"progress":null}"#;
+        assert_eq!(
+            ServerMessage::from_json(poll)?,
+            ServerMessage::PollInfo {
+                stream: 3,
+                info: None,
+                descriptor: None,
+                progress: None,
+                expiration_time_ms: None,
+            }
+        );
+        Ok(())
+    }
+
+    fn bad_server(text: &str) -> String {
+        ServerMessage::from_json(text).unwrap_err().to_string()
+    }
+
+    #[test]
+    fn malformed_server_control() {
+        let cases = [
+            ("", "EOF while parsing a value at line 1 column 0"),
+            (
+                "[1]",
+                "invalid type: sequence, expected a JSON object at line 1 column 0",
+            ),
+            ("{}", "missing field `type`"),
+            (
+                r#"{"type":1}"#,
+                "field `type`: invalid type: integer `1`, expected a string",
+            ),
+            (
+                r#"{"type":"hullo"}"#,
+                "unknown variant `hullo`, expected one of `hello`, `flightInfo`, `pollInfo`, \
+                 `schema`, `handshake`, `result`, `actionType`, `putResult`, `credit`, \
+                 `status`, `error`",
+            ),
+            (r#"{"type":"credit","stream":1}"#, "missing field `bytes`"),
+            (
+                r#"{"type":"credit","stream":1,"bytes":2,"extra":0}"#,
+                "unknown field `extra`: a `credit` message has only `type`, `stream`, `bytes`",
+            ),
+            (
+                r#"{"type":"credit","stream":"1","bytes":2}"#,
+                "field `stream`: invalid type: string \"1\", expected u32",
+            ),
+            (
+                r#"{"type":"credit","stream":1,"bytes":-2}"#,
+                "field `bytes`: invalid value: integer `-2`, expected u64",
+            ),
+            (
+                r#"{"type":"credit","stream":1,"stream":2,"bytes":2}"#,
+                "duplicate field `stream` at line 1 column 38",
+            ),
+            (
+                r#"{"type":"schema","stream":1,"schema":"***"}"#,
+                "field `schema`: expected base64, Invalid symbol 42, offset 0.",
+            ),
+            (
+                r#"{"type":"flightInfo","stream":1,"info":{"schema":"","endpoints":[{}],
+                "totalRecords":0,"totalBytes":0,"ordered":true}}"#,
+                "field `info`: field `endpoints`: missing field `ticket`",
+            ),
+            (
+                r#"{"type":"flightInfo","stream":1,"info":{"schema":"","endpoints":[],
+                "totalRecords":0,"totalBytes":0,"ordered":true,"x":0}}"#,
+                "field `info`: unknown field `x`: a FlightInfo has only `schema`, \
+                 `descriptor`, `endpoints`, `totalRecords`, `totalBytes`, `ordered`, \
+                 `appMetadata`",
+            ),
+        ];
+        for (text, reason) in cases {
+            assert_eq!(
+                bad_server(text),
+                format!("control message is not valid: {reason}"),
+                "{text}"
+            );
+        }
     }
 
     #[test]

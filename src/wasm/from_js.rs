@@ -12,11 +12,12 @@ use std::collections::HashMap;
 
 use arrow_schema::SchemaRef;
 use js_sys::{Array, Reflect, Uint32Array};
-use serde::{Deserialize, Serialize};
+use serde::Deserialize;
 use wasm_bindgen::prelude::*;
 
 use super::batch::{RecordBatch, Table};
 use super::error::{usage, WasmResult};
+use super::object::object;
 use crate::import::{allocate, assemble, schema_from_specs, FieldSpec, Node};
 
 #[wasm_bindgen(module = "/src/js/fromjs.js")]
@@ -47,13 +48,6 @@ struct SchemaSpec {
     metadata: HashMap<String, String>,
 }
 
-#[derive(Serialize)]
-#[serde(rename_all = "camelCase")]
-struct ImportStats {
-    bytes_copied: f64,
-    batches: f64,
-}
-
 #[wasm_bindgen(typescript_custom_section)]
 const IMPORT_STATS_TS: &str = r#"
 /** What `fromArrowJS` and `batchFromColumns` copied (see `importStats()`). */
@@ -77,11 +71,10 @@ export interface ImportStats {
 #[wasm_bindgen(js_name = importStats, unchecked_return_type = "ImportStats")]
 pub fn import_stats() -> JsValue {
     let (bytes, batches) = COPIED.with(Cell::get);
-    let stats = ImportStats {
-        bytes_copied: bytes as f64,
-        batches: batches as f64,
-    };
-    serde_wasm_bindgen::to_value(&stats).unwrap_or(JsValue::UNDEFINED)
+    object(&[
+        ("bytesCopied", (bytes as f64).into()),
+        ("batches", (batches as f64).into()),
+    ])
 }
 
 #[wasm_bindgen(typescript_custom_section)]

@@ -1,21 +1,13 @@
 //! Installs the counting allocator and exposes it as `memoryStats()`.
 
-use serde::Serialize;
 use wasm_bindgen::prelude::*;
+
+use super::object::object;
 
 use crate::memory::CountingAllocator;
 
 #[global_allocator]
 static ALLOCATOR: CountingAllocator = CountingAllocator::new();
-
-#[derive(Serialize)]
-#[serde(rename_all = "camelCase")]
-struct MemoryStats {
-    allocated_bytes: f64,
-    allocations: f64,
-    live_bytes: f64,
-    wasm_memory_bytes: f64,
-}
 
 /// Allocation counters of this wasm instance. `allocatedBytes` and `allocations` are
 /// cumulative since start, so the difference across a call is what that call cost;
@@ -31,13 +23,12 @@ pub fn memory_stats() -> JsValue {
     let stats = ALLOCATOR.stats();
     let memory: js_sys::WebAssembly::Memory = wasm_bindgen::memory().unchecked_into();
     let buffer: js_sys::ArrayBuffer = memory.buffer().unchecked_into();
-    let value = MemoryStats {
-        allocated_bytes: stats.allocated_bytes as f64,
-        allocations: stats.allocations as f64,
-        live_bytes: stats.live_bytes as f64,
-        wasm_memory_bytes: buffer.byte_length() as f64,
-    };
-    serde_wasm_bindgen::to_value(&value).unwrap_or(JsValue::UNDEFINED)
+    object(&[
+        ("allocatedBytes", (stats.allocated_bytes as f64).into()),
+        ("allocations", (stats.allocations as f64).into()),
+        ("liveBytes", (stats.live_bytes as f64).into()),
+        ("wasmMemoryBytes", (buffer.byte_length() as f64).into()),
+    ])
 }
 
 #[wasm_bindgen(typescript_custom_section)]

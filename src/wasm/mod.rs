@@ -17,6 +17,7 @@ mod from_js;
 mod js_modules;
 mod layout;
 mod memory;
+mod object;
 mod options;
 mod reader;
 mod schema;

@@ -1,12 +1,12 @@
 //! `StreamReader` and `tableFromIPC`: decode IPC streams pushed from JavaScript.
 
 use js_sys::{Array, Uint8Array};
-use serde::Serialize;
 use wasm_bindgen::prelude::*;
 
 use super::batch::{table_with_metadata, RecordBatch, Table};
 use super::error::{usage, WasmResult};
 use super::file::table_from_file;
+use super::object::object;
 use super::options::{read_limits, ReaderOptionsJs};
 use super::schema::schema_to_js;
 use crate::ipc::reader::is_file;
@@ -35,15 +35,6 @@ use crate::ipc::StreamDecoder;
 #[wasm_bindgen]
 pub struct StreamReader {
     decoder: StreamDecoder,
-}
-
-#[derive(Serialize)]
-#[serde(rename_all = "camelCase")]
-struct ReaderStatsJs {
-    bytes_pushed: f64,
-    bytes_copied: f64,
-    messages: f64,
-    batches: f64,
 }
 
 #[wasm_bindgen(typescript_custom_section)]
@@ -166,13 +157,12 @@ impl StreamReader {
     #[wasm_bindgen(getter, unchecked_return_type = "ReaderStats")]
     pub fn stats(&self) -> JsValue {
         let stats = self.decoder.stats();
-        let value = ReaderStatsJs {
-            bytes_pushed: stats.bytes_pushed as f64,
-            bytes_copied: stats.bytes_copied as f64,
-            messages: stats.messages as f64,
-            batches: stats.batches as f64,
-        };
-        serde_wasm_bindgen::to_value(&value).unwrap_or(JsValue::UNDEFINED)
+        object(&[
+            ("bytesPushed", (stats.bytes_pushed as f64).into()),
+            ("bytesCopied", (stats.bytes_copied as f64).into()),
+            ("messages", (stats.messages as f64).into()),
+            ("batches", (stats.batches as f64).into()),
+        ])
     }
 }
 

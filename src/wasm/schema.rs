@@ -5,11 +5,11 @@
 use std::collections::BTreeMap;
 
 use arrow_schema::{DataType, Field, Metadata, Schema};
-use js_sys::{Object, Reflect};
-use serde::Serialize;
+use js_sys::{Array, Object, Reflect};
 use wasm_bindgen::prelude::*;
 
 use super::error::{usage, WasmResult};
+use super::object::{object, strings};
 use super::options::shown;
 use crate::ipc::BatchMetadata;
 
@@ -32,69 +32,51 @@ export interface Schema {
 }
 "#;
 
-#[derive(Serialize)]
-struct FieldJs<'a> {
-    name: &'a str,
-    #[serde(rename = "type")]
-    data_type: String,
-    nullable: bool,
-    metadata: BTreeMap<&'a str, &'a str>,
-    children: Vec<FieldJs<'a>>,
-}
-
-#[derive(Serialize)]
-struct SchemaJs<'a> {
-    fields: Vec<FieldJs<'a>>,
-    metadata: BTreeMap<&'a str, &'a str>,
-}
-
-fn field_js(field: &Field) -> FieldJs<'_> {
-    let children = match field.data_type() {
+fn field_js(field: &Field) -> JsValue {
+    let children: Array = match field.data_type() {
         DataType::List(f)
         | DataType::LargeList(f)
         | DataType::ListView(f)
         | DataType::LargeListView(f)
         | DataType::FixedSizeList(f, _)
-        | DataType::Map(f, _) => vec![field_js(f)],
+        | DataType::Map(f, _) => std::iter::once(field_js(f)).collect(),
         DataType::Struct(fields) => fields.iter().map(|f| field_js(f)).collect(),
         DataType::Union(fields, _) => fields.iter().map(|(_, f)| field_js(f)).collect(),
-        DataType::RunEndEncoded(ends, values) => vec![field_js(ends), field_js(values)],
-        _ => Vec::new(),
+        DataType::RunEndEncoded(ends, values) => {
+            [field_js(ends), field_js(values)].into_iter().collect()
+        }
+        _ => Array::new(),
     };
-    FieldJs {
-        name: field.name(),
-        data_type: field.data_type().to_string(),
-        nullable: field.is_nullable(),
-        metadata: metadata_js(field.metadata()),
-        children,
-    }
+    object(&[
+        ("name", field.name().into()),
+        ("type", field.data_type().to_string().into()),
+        ("nullable", field.is_nullable().into()),
+        ("metadata", metadata_js(field.metadata())),
+        ("children", children.into()),
+    ])
 }
 
-fn metadata_js(metadata: &Metadata) -> BTreeMap<&str, &str> {
-    metadata
+/// Metadata as a plain object, its keys in sorted order.
+fn metadata_js(metadata: &Metadata) -> JsValue {
+    let sorted: BTreeMap<&str, &str> = metadata
         .iter()
         .map(|(k, v)| (k.as_str(), v.as_str()))
-        .collect()
+        .collect();
+    strings(sorted)
 }
 
 /// The schema as a fresh JS object (a copy: changing it changes nothing in wasm).
 pub(crate) fn schema_to_js(schema: &Schema) -> JsValue {
-    let value = SchemaJs {
-        fields: schema.fields().iter().map(|f| field_js(f)).collect(),
-        metadata: metadata_js(schema.metadata()),
-    };
-    let serializer = serde_wasm_bindgen::Serializer::new().serialize_maps_as_objects(true);
-    value.serialize(&serializer).unwrap_or(JsValue::UNDEFINED)
+    let fields: Array = schema.fields().iter().map(|f| field_js(f)).collect();
+    object(&[
+        ("fields", fields.into()),
+        ("metadata", metadata_js(schema.metadata())),
+    ])
 }
 
 /// A record batch message's custom metadata as a fresh plain object.
 pub(crate) fn batch_metadata_to_js(metadata: &BatchMetadata) -> JsValue {
-    let object = Object::new();
-    for (key, value) in metadata {
-        // Setting a string key on a fresh plain object cannot fail.
-        let _ = Reflect::set(&object, &key.into(), &value.into());
-    }
-    object.into()
+    strings(metadata.iter().map(|(k, v)| (k.as_str(), v.as_str())))
 }
 
 /// Custom metadata from a plain object of string values.

@@ -2,13 +2,13 @@
 //! streams, each message in chunks of its exact size (see `crate::ipc::writer`).
 
 use arrow_schema::SchemaRef;
-use js_sys::Uint8Array;
-use serde::Serialize;
+use js_sys::{Array, Uint8Array};
 use wasm_bindgen::prelude::*;
 
 use super::batch::{call_on_batch_or_table, RecordBatch, Table};
 use super::chunks::Chunks;
 use super::error::WasmResult;
+use super::object::object;
 use super::writer_options::{write_options, write_options_and_format, Format, WriterOptionsJs};
 use crate::ipc::writer::{self, StreamEncoder, WriteStats};
 use crate::ipc::BatchMetadata;
@@ -30,23 +30,6 @@ use crate::ipc::BatchMetadata;
 #[wasm_bindgen]
 pub struct StreamWriter {
     encoder: StreamEncoder,
-}
-
-#[derive(Serialize)]
-#[serde(rename_all = "camelCase")]
-struct MessageSizesJs {
-    schema: Option<f64>,
-    dictionaries: Vec<f64>,
-    record_batch: f64,
-}
-
-#[derive(Serialize)]
-#[serde(rename_all = "camelCase")]
-struct WriterStatsJs {
-    messages: f64,
-    batches: f64,
-    bytes_written: f64,
-    extra_bytes_copied: f64,
 }
 
 #[wasm_bindgen(typescript_custom_section)]
@@ -124,15 +107,20 @@ impl StreamWriter {
         let sizes = self
             .encoder
             .message_sizes_with_metadata(batch.as_arrow(), batch.metadata_ref())?;
-        let value = MessageSizesJs {
-            schema: sizes.schema.map(|s| s as f64),
-            dictionaries: sizes.dictionaries.iter().map(|&s| s as f64).collect(),
-            record_batch: sizes.record_batch as f64,
-        };
-        // `schema: null` after the first write, as MessageSizes declares (`to_value` would
-        // make it undefined).
-        let serializer = serde_wasm_bindgen::Serializer::new().serialize_missing_as_null(true);
-        Ok(value.serialize(&serializer)?)
+        let dictionaries: Array = sizes
+            .dictionaries
+            .iter()
+            .map(|&s| JsValue::from(s as f64))
+            .collect();
+        Ok(object(&[
+            // null after the first write, as MessageSizes declares.
+            (
+                "schema",
+                sizes.schema.map_or(JsValue::NULL, |s| (s as f64).into()),
+            ),
+            ("dictionaries", dictionaries.into()),
+            ("recordBatch", (sizes.record_batch as f64).into()),
+        ]))
     }
 
     /// Counters of messages, batches and bytes (a new object each time).
@@ -144,13 +132,12 @@ impl StreamWriter {
 
 /// `WriterStats` for JavaScript.
 pub(super) fn stats_to_js(stats: &WriteStats) -> JsValue {
-    let value = WriterStatsJs {
-        messages: stats.messages as f64,
-        batches: stats.batches as f64,
-        bytes_written: stats.bytes_written as f64,
-        extra_bytes_copied: stats.extra_bytes_copied as f64,
-    };
-    serde_wasm_bindgen::to_value(&value).unwrap_or(JsValue::UNDEFINED)
+    object(&[
+        ("messages", (stats.messages as f64).into()),
+        ("batches", (stats.batches as f64).into()),
+        ("bytesWritten", (stats.bytes_written as f64).into()),
+        ("extraBytesCopied", (stats.extra_bytes_copied as f64).into()),
+    ])
 }
 
 /// The exact size in bytes of the record batch message that writing `batch` produces

@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { browserFor, ENGINE_NAMES } from '../../bench/engines.mjs';
+import { browserFor, ENGINE_NAMES, versionOf } from '../../bench/engines.mjs';
 import { launch } from '../../bench/launch.mjs';
 import { serve } from '../browser/server.mjs';
 
@@ -43,6 +43,12 @@ await post('result', JSON.stringify({ n, webdriver: navigator.webdriver }));`,
     assert.deepEqual(await profiles(), before);
   });
 }
+
+test('each engine is labelled with its name and version, as the benchmark tables print it', () => {
+  const labels = ENGINE_NAMES.map((engine) => versionOf(engine));
+  assert.deepEqual(labels.map((l) => l.replace(/ \d+\.\d+[\w.]*$/, ' <version>')),
+    ['Chromium <version>', 'Firefox <version>', 'WebKitGTK <version>'], labels.join(', '));
+});
 
 test('launch rejects with the error the page reports', async () => {
   await assert.rejects(

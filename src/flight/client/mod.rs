@@ -474,6 +474,18 @@ impl Client {
         }
     }
 
+    /// Takes DoGet `id` out of the client once it has ended, so that its handle keeps what
+    /// is left to read (queued batches, the end) and the connection can go without it.
+    pub fn take_ended_get(&mut self, id: u32) -> Option<GetStream> {
+        match self.streams.get(id) {
+            Some(Stream::Get(get)) if get.has_ended() => match self.streams.remove(id) {
+                Some(Stream::Get(get)) => Some(get),
+                _ => None,
+            },
+            _ => None,
+        }
+    }
+
     /// DoPut `id`, with the action queue its calls take.
     pub fn put_mut(&mut self, id: u32) -> Result<(&mut PutStream, &mut Actions), ClientError> {
         match self.streams.get_mut(id) {

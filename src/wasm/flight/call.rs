@@ -1,15 +1,14 @@
-//! `Call`: a request whose answer is a few control messages and a status (GetFlightInfo,
-//! ListFlights, GetSchema, DoAction, ListActions). The messages are kept until the status,
-//! then turned into the value the promise resolves with.
+//! Calls answered by a few control messages and a status (GetFlightInfo, ListFlights,
+//! GetSchema, DoAction, ListActions): what their messages become once the call ends.
 
 use js_sys::{Array, Object, Uint8Array};
 use wasm_bindgen::prelude::*;
 
+use super::super::object::set;
 use super::super::schema::schema_to_js;
-use super::conn::ConnRef;
-use super::deferred::Deferred;
-use super::error::{Failure, INTERNAL};
-use super::info::{flight_info_to_js, schema_from_ipc, set};
+use super::info::{flight_info_to_js, schema_from_ipc};
+use crate::flight::client::status::INTERNAL;
+use crate::flight::client::Failure;
 use crate::flight::control::ServerMessage;
 
 /// What the caller asked for, which decides what the answer becomes.
@@ -27,39 +26,8 @@ pub(super) enum CallKind {
     ListActions,
 }
 
-pub(super) struct Call {
-    kind: CallKind,
-    messages: Vec<ServerMessage>,
-    done: Deferred,
-    /// Keeps the connection open while the call is pending, even if nothing else holds
-    /// the client (`await (await FlightClient.connect(url)).listFlights()`). The cycle
-    /// through the connection's stream table ends when the call does.
-    _conn: ConnRef,
-}
-
-impl Call {
-    pub fn new(kind: CallKind, done: Deferred, conn: ConnRef) -> Self {
-        Call {
-            kind,
-            messages: Vec::new(),
-            done,
-            _conn: conn,
-        }
-    }
-
-    pub fn push(&mut self, message: ServerMessage) {
-        self.messages.push(message);
-    }
-
-    pub fn finish(self, result: Result<(), Failure>) {
-        let kind = self.kind;
-        let messages = self.messages;
-        self.done
-            .settle(result.and_then(|()| answer(kind, messages)));
-    }
-}
-
-fn answer(kind: CallKind, messages: Vec<ServerMessage>) -> Result<JsValue, Failure> {
+/// The value the call's promise resolves with.
+pub(super) fn answer(kind: CallKind, messages: Vec<ServerMessage>) -> Result<JsValue, Failure> {
     use ServerMessage as M;
     let all = Array::new();
     for message in messages {

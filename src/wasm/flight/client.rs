@@ -7,19 +7,20 @@ use wasm_bindgen::prelude::*;
 use wasm_bindgen_futures::future_to_promise;
 
 use super::super::error::WasmResult;
-use super::call::{Call, CallKind};
-use super::conn::{Conn, ConnRef, Params, Stream};
+use super::call::CallKind;
+use super::conn::{close, run, Conn, Owner, Params};
 use super::deferred::Deferred;
-use super::error::{Failure, CANCELLED, INVALID_ARGUMENT};
+use super::error::{js_message, to_js};
 use super::fetch::fetch_all;
-use super::get::FlightStream;
+use super::get::{open_get, FlightStream};
 use super::info::{descriptor_from_js, endpoints_from_js, ticket_from_js};
-use super::open::{open_get, open_put};
 use super::options::{
     connect_options, fetch_options, get_options, ConnectOptionsJs, DoGetOptionsJs,
     FetchAllOptionsJs,
 };
 use super::put::PutStream;
+use crate::flight::client::status::{CANCELLED, INVALID_ARGUMENT};
+use crate::flight::client::Failure;
 use crate::flight::control::ClientMessage;
 
 /// A connection to `quiver-gateway`, which speaks Arrow Flight to real Flight servers.
@@ -45,28 +46,29 @@ use crate::flight::control::ClientMessage;
 /// ```
 #[wasm_bindgen]
 pub struct FlightClient {
-    conn: ConnRef,
+    owner: Rc<Owner>,
 }
 
 impl FlightClient {
-    /// A call answered by control messages and a status.
-    fn call(&self, kind: CallKind, make: impl FnOnce(u32) -> ClientMessage) -> Promise {
+    /// A call answered by control messages and a status; the client numbers `request`.
+    fn call(&self, kind: CallKind, request: ClientMessage) -> Promise {
         let (promise, done) = Deferred::new();
-        let call = Call::new(kind, done.clone(), Rc::clone(&self.conn));
-        let opened = self
-            .conn
-            .borrow_mut()
-            .open(make, |_| (Stream::Call(call), ()));
-        if let Err(failure) = opened {
-            done.reject(&failure);
+        let conn = &self.owner.conn;
+        let opened = conn.borrow_mut().client.call(request);
+        match opened {
+            Ok(id) => conn
+                .borrow_mut()
+                .register_call(id, kind, done, Rc::clone(&self.owner)),
+            Err(failure) => done.reject(&failure),
         }
+        run(conn);
         promise
     }
 }
 
 fn invalid(e: JsError) -> JsValue {
     let message = JsValue::from(e);
-    Failure::new(INVALID_ARGUMENT, super::conn::js_message(&message)).to_js()
+    to_js(&Failure::new(INVALID_ARGUMENT, js_message(&message)))
 }
 
 #[wasm_bindgen]
@@ -85,10 +87,10 @@ impl FlightClient {
                 constructor: o.constructor,
                 token: o.token,
             };
-            let conn = Conn::connect(params, o.signal)
+            let owner = Conn::connect(params, o.signal)
                 .await
-                .map_err(|f| f.to_js())?;
-            Ok(FlightClient { conn }.into())
+                .map_err(|f| to_js(&f))?;
+            Ok(FlightClient { owner }.into())
         })
     }
 
@@ -100,10 +102,13 @@ impl FlightClient {
     #[wasm_bindgen(js_name = listFlights, unchecked_return_type = "Promise<FlightInfo[]>")]
     pub fn list_flights(&self, criteria: Option<Uint8Array>) -> Promise {
         let criteria = criteria.map(|c| c.to_vec()).unwrap_or_default();
-        self.call(CallKind::ListFlights, |stream| ClientMessage::ListFlights {
-            stream,
-            criteria,
-        })
+        self.call(
+            CallKind::ListFlights,
+            ClientMessage::ListFlights {
+                stream: 0,
+                criteria,
+            },
+        )
     }
 
     /// The `FlightInfo` of a descriptor: its schema and the endpoints holding its parts.
@@ -117,9 +122,13 @@ impl FlightClient {
         #[wasm_bindgen(unchecked_param_type = "FlightDescriptor")] descriptor: JsValue,
     ) -> WasmResult<Promise> {
         let descriptor = descriptor_from_js(&descriptor)?;
-        Ok(self.call(CallKind::FlightInfo, |stream| {
-            ClientMessage::GetFlightInfo { stream, descriptor }
-        }))
+        Ok(self.call(
+            CallKind::FlightInfo,
+            ClientMessage::GetFlightInfo {
+                stream: 0,
+                descriptor,
+            },
+        ))
     }
 
     /// The schema of a descriptor, decoded.
@@ -129,12 +138,13 @@ impl FlightClient {
         #[wasm_bindgen(unchecked_param_type = "FlightDescriptor")] descriptor: JsValue,
     ) -> WasmResult<Promise> {
         let descriptor = descriptor_from_js(&descriptor)?;
-        Ok(
-            self.call(CallKind::Schema, |stream| ClientMessage::GetSchema {
-                stream,
+        Ok(self.call(
+            CallKind::Schema,
+            ClientMessage::GetSchema {
+                stream: 0,
                 descriptor,
-            }),
-        )
+            },
+        ))
     }
 
     /// Reads one ticket (bytes, a string, or an endpoint of a `FlightInfo`) as a stream of
@@ -157,15 +167,15 @@ impl FlightClient {
     ) -> WasmResult<FlightStream> {
         let options = get_options(&options.map(JsValue::from).unwrap_or(JsValue::UNDEFINED))?;
         let (ticket, endpoint_location) = ticket_from_js(&ticket)?;
-        let state = open_get(
-            &self.conn,
+        let stream = open_get(
+            &self.owner,
             ticket,
             options.location.or(endpoint_location),
             options.credit_window,
             options.signal,
             options.on_progress,
         );
-        Ok(FlightStream::new(state))
+        Ok(FlightStream::new(stream))
     }
 
     /// Reads every endpoint of `info` into one `Table` (yours to `free()`), endpoint by
@@ -184,9 +194,9 @@ impl FlightClient {
     ) -> WasmResult<Promise> {
         let options = fetch_options(&options.map(JsValue::from).unwrap_or(JsValue::UNDEFINED))?;
         let (endpoints, raw_schema) = endpoints_from_js(&info)?;
-        let conn = Rc::clone(&self.conn);
+        let owner = Rc::clone(&self.owner);
         Ok(future_to_promise(fetch_all(
-            conn, endpoints, raw_schema, options,
+            owner, endpoints, raw_schema, options,
         )))
     }
 
@@ -197,8 +207,7 @@ impl FlightClient {
         #[wasm_bindgen(unchecked_param_type = "FlightDescriptor")] descriptor: JsValue,
     ) -> WasmResult<PutStream> {
         let descriptor = descriptor_from_js(&descriptor)?;
-        let state = open_put(&self.conn, descriptor);
-        Ok(PutStream::new(Some(Rc::clone(&self.conn)), state))
+        Ok(PutStream::open(Rc::clone(&self.owner), descriptor))
     }
 
     /// Runs an action; resolves with the body of each result.
@@ -209,11 +218,14 @@ impl FlightClient {
     #[wasm_bindgen(js_name = doAction, unchecked_return_type = "Promise<Uint8Array[]>")]
     pub fn do_action(&self, action: String, body: Option<Uint8Array>) -> Promise {
         let body = body.map(|b| b.to_vec()).unwrap_or_default();
-        self.call(CallKind::Action, |stream| ClientMessage::DoAction {
-            stream,
-            action,
-            body,
-        })
+        self.call(
+            CallKind::Action,
+            ClientMessage::DoAction {
+                stream: 0,
+                action,
+                body,
+            },
+        )
     }
 
     /// The actions the server offers, as `{ type, description }`.
@@ -222,16 +234,17 @@ impl FlightClient {
         unchecked_return_type = "Promise<{ type: string; description: string }[]>"
     )]
     pub fn list_actions(&self) -> Promise {
-        self.call(CallKind::ListActions, |stream| ClientMessage::ListActions {
-            stream,
-        })
+        self.call(
+            CallKind::ListActions,
+            ClientMessage::ListActions { stream: 0 },
+        )
     }
 
     /// Closes the socket. Open calls reject with a `FlightError` (code 1, CANCELLED), and
     /// the gateway cancels their upstream calls.
     pub fn close(&self) {
-        Conn::close(
-            &self.conn,
+        close(
+            &self.owner.conn,
             Failure::new(CANCELLED, "the client closed the connection"),
         );
     }

@@ -1,27 +1,36 @@
-//! `Conn`: one WebSocket connection, its limits from `hello` and its open streams. Socket
-//! events are dispatched here to the stream they name; a closed connection or a protocol
-//! error fails every open stream.
+//! `Conn`: one WebSocket running a [`Client`]. Socket events and user calls go into the
+//! client; its actions come out here and become sends, settled promises and progress
+//! calls. `Owner` keeps the socket open: the client object, each call and DoGet until
+//! it ends, and each DoPut hold one.
 
 use std::cell::RefCell;
-use std::collections::HashMap;
-use std::rc::Rc;
+use std::rc::{Rc, Weak};
 
-use js_sys::{Array, ArrayBuffer, Function, Uint8Array};
+use js_sys::{Array, ArrayBuffer, Function, Object, Uint8Array};
 use wasm_bindgen::prelude::*;
 use wasm_bindgen_futures::JsFuture;
-use web_sys::{AbortSignal, Event, WebSocket};
+use web_sys::{AbortSignal, WebSocket};
 
-use super::call::Call;
+use super::super::batch::RecordBatch;
+use super::super::object::set;
+use super::super::reader::push_js;
+use super::abort::AbortWatch;
+use super::call::{answer, CallKind};
 use super::deferred::Deferred;
-use super::error::{Failure, CANCELLED, INTERNAL, UNAVAILABLE};
-use super::get::GetState;
-use super::put::PutState;
+use super::error::js_message;
+use super::get::Home;
 use super::socket::{Socket, SocketEvent};
-use crate::flight::control::{ClientMessage, ServerMessage};
-use crate::flight::frame::{Header, HEADER_LEN};
-use crate::flight::{ProtocolError, DEFAULT_MAX_SEGMENT_BYTES, VERSION};
+use crate::flight::client::budget::DEFAULT_BUDGET_BYTES;
+use crate::flight::client::status::{CANCELLED, UNAVAILABLE};
+use crate::flight::client::{Action, Budget, Client, Collected, Failure, PutFrame};
+use crate::flight::frame::HEADER_LEN;
 
 pub(super) type ConnRef = Rc<RefCell<Conn>>;
+
+thread_local! {
+    /// What the open DoGets of this module may hold together, over every connection.
+    static BUDGET: Rc<Budget> = Budget::new(DEFAULT_BUDGET_BYTES);
+}
 
 /// How to open a connection; kept so that `fetchAll` can open more like it.
 #[derive(Clone)]
@@ -32,48 +41,69 @@ pub(super) struct Params {
     pub token: Option<String>,
 }
 
-/// The gateway's limits, from `hello`.
-#[derive(Debug, Clone, Copy)]
-pub(super) struct Limits {
-    pub max_segment: usize,
-    pub credit_window: u64,
-    /// Streams open at once on one connection; more get RESOURCE_EXHAUSTED.
-    pub max_streams: u32,
-}
+/// Where `readAll()` finds what its stream gathered, once its promise resolves.
+pub(super) type CollectSlot = Rc<RefCell<Option<Collected>>>;
 
-pub(super) enum Stream {
-    Call(Call),
-    Get(Rc<RefCell<GetState>>),
-    Put(Rc<RefCell<PutState>>),
+/// The JavaScript side of an open stream: who waits for it, and what keeps it going.
+enum Pending {
+    Call {
+        kind: CallKind,
+        done: Deferred,
+        /// Keeps the connection open while the call is pending, even if nothing else
+        /// holds the client (`await (await FlightClient.connect(url)).listFlights()`).
+        _owner: Rc<Owner>,
+    },
+    Get {
+        /// Where the stream goes when it ends, while its handle lives.
+        home: Weak<RefCell<Home>>,
+        waiter: Option<Deferred>,
+        collect: Option<(Deferred, CollectSlot)>,
+        on_progress: Option<Function>,
+        /// As for a call: `client.doGet(t).readAll()` holds neither client nor stream.
+        _owner: Rc<Owner>,
+        _abort: Option<AbortWatch>,
+    },
+    Put {
+        /// Settled once everything written so far has been sent.
+        drained: Vec<Deferred>,
+        finished: Option<Deferred>,
+    },
 }
 
 pub(super) struct Conn {
+    pub client: Client,
     socket: Option<Socket>,
     pub params: Params,
-    pub limits: Limits,
     hello: Option<Deferred>,
-    next_id: u32,
-    streams: HashMap<u32, Stream>,
-    failure: Option<Failure>,
+    /// By stream id; a few entries, one per stream open.
+    pending: Vec<(u32, Pending)>,
+}
+
+/// Keeps a connection open; the last one dropped closes it.
+pub(super) struct Owner {
+    pub conn: ConnRef,
+}
+
+impl Drop for Owner {
+    fn drop(&mut self) {
+        close(&self.conn, Client::freed());
+    }
 }
 
 impl Conn {
     /// Opens the socket and waits for `hello` (or for `signal` to abort); then sends the
     /// token, if any.
-    pub async fn connect(params: Params, signal: Option<AbortSignal>) -> Result<ConnRef, Failure> {
+    pub async fn connect(
+        params: Params,
+        signal: Option<AbortSignal>,
+    ) -> Result<Rc<Owner>, Failure> {
         let (hello_promise, hello) = Deferred::new();
         let conn = Rc::new(RefCell::new(Conn {
+            client: Client::new(BUDGET.with(Rc::clone)),
             socket: None,
             params: params.clone(),
-            limits: Limits {
-                max_segment: DEFAULT_MAX_SEGMENT_BYTES,
-                credit_window: 0,
-                max_streams: 1,
-            },
             hello: Some(hello),
-            next_id: 1,
-            streams: HashMap::new(),
-            failure: None,
+            pending: Vec::new(),
         }));
         // The listeners hold the connection weakly: the socket belongs to the connection,
         // and a strong reference back would keep both alive forever.
@@ -99,305 +129,326 @@ impl Conn {
             )
         })?;
         conn.borrow_mut().socket = Some(socket);
-        let watch = signal.map(|signal| ConnectAbort::watch(signal, &conn));
+        // Owned from here on: a socket that could not open leaves nothing to close.
+        let owner = Rc::new(Owner {
+            conn: Rc::clone(&conn),
+        });
+        let weak = Rc::downgrade(&conn);
+        let watch = signal.and_then(|signal| {
+            AbortWatch::new(signal, move || {
+                if let Some(conn) = weak.upgrade() {
+                    abort_connect(&conn);
+                }
+            })
+        });
         let hello = JsFuture::from(hello_promise).await;
         drop(watch);
         if hello.is_err() {
-            return Err(conn.borrow().failed());
+            let failure = conn.borrow().client.failure().cloned();
+            return Err(
+                failure.unwrap_or_else(|| Failure::new(UNAVAILABLE, "the connection is closed"))
+            );
         }
         if let Some(token) = params.token {
-            conn.borrow().send(&ClientMessage::Auth { token })?;
+            conn.borrow_mut().client.authenticate(token);
+            run(&conn);
         }
-        Ok(conn)
+        Ok(owner)
     }
 
-    fn failed(&self) -> Failure {
-        self.failure
-            .clone()
-            .unwrap_or_else(|| Failure::new(UNAVAILABLE, "the connection is closed"))
+    fn ws(&self) -> Option<WebSocket> {
+        self.socket.as_ref().map(|s| s.ws().clone())
     }
 
-    pub fn ws(&self) -> Result<WebSocket, Failure> {
-        match (&self.failure, &self.socket) {
-            (None, Some(socket)) => Ok(socket.ws().clone()),
-            _ => Err(self.failed()),
-        }
+    fn entry(&mut self, id: u32) -> Option<&mut Pending> {
+        let entry = self.pending.iter_mut().find(|(i, _)| *i == id);
+        entry.map(|(_, pending)| pending)
     }
 
-    pub fn send(&self, message: &ClientMessage) -> Result<(), Failure> {
-        send(&self.ws()?, message)
+    /// Forgets stream `id`'s entry, and returns it.
+    fn remove(&mut self, id: u32) -> Option<Pending> {
+        let at = self.pending.iter().position(|(i, _)| *i == id)?;
+        Some(self.pending.swap_remove(at).1)
     }
 
-    /// Sends the request `make(id)` builds for a new stream id and registers the stream
-    /// `stream(id)` builds; returns what else `stream` returned (the caller's handle).
-    pub fn open<T>(
+    pub fn register_call(&mut self, id: u32, kind: CallKind, done: Deferred, owner: Rc<Owner>) {
+        let pending = Pending::Call {
+            kind,
+            done,
+            _owner: owner,
+        };
+        self.pending.push((id, pending));
+    }
+
+    pub fn register_get(
         &mut self,
-        make: impl FnOnce(u32) -> ClientMessage,
-        stream: impl FnOnce(u32) -> (Stream, T),
-    ) -> Result<T, Failure> {
-        let id = self.next_id;
-        self.send(&make(id))?;
-        self.next_id += 1;
-        let (stream, handle) = stream(id);
-        self.streams.insert(id, stream);
-        Ok(handle)
+        id: u32,
+        home: Weak<RefCell<Home>>,
+        on_progress: Option<Function>,
+        owner: Rc<Owner>,
+    ) {
+        let pending = Pending::Get {
+            home,
+            waiter: None,
+            collect: None,
+            on_progress,
+            _owner: owner,
+            _abort: None,
+        };
+        self.pending.push((id, pending));
     }
 
-    /// Ends the connection: every open stream fails with `failure`.
-    pub fn close(conn: &ConnRef, failure: Failure) {
-        fail_all(conn, failure);
-        // Dropped outside any socket event (this is a user call), so the listeners go now.
-        let socket = conn.borrow_mut().socket.take();
-        drop(socket);
+    /// DoGet `id`, if it has not ended, is cancelled when `abort`'s signal aborts.
+    pub fn watch(&mut self, id: u32, abort: AbortWatch) {
+        if let Some(Pending::Get { _abort: slot, .. }) = self.entry(id) {
+            *slot = Some(abort);
+        }
     }
-}
 
-impl Drop for Conn {
-    fn drop(&mut self) {
-        let failure = Failure::new(CANCELLED, "the client was freed");
-        for (_, stream) in self.streams.drain() {
-            finish(stream, Err(failure.clone()));
+    pub fn register_put(&mut self, id: u32) {
+        let pending = Pending::Put {
+            drained: Vec::new(),
+            finished: None,
+        };
+        self.pending.push((id, pending));
+    }
+
+    /// A `next()` of DoGet `id` waits.
+    pub fn wait(&mut self, id: u32, waiter: Deferred) {
+        if let Some(Pending::Get { waiter: slot, .. }) = self.entry(id) {
+            *slot = Some(waiter);
+        }
+    }
+
+    /// A `readAll()` of DoGet `id` waits.
+    pub fn wait_collected(&mut self, id: u32, done: Deferred, slot: CollectSlot) {
+        if let Some(Pending::Get { collect, .. }) = self.entry(id) {
+            *collect = Some((done, slot));
+        }
+    }
+
+    /// A `write()` of DoPut `id` waits until it is sent.
+    pub fn wait_sent(&mut self, id: u32, waiter: Deferred) {
+        if let Some(Pending::Put { drained, .. }) = self.entry(id) {
+            drained.push(waiter);
+        }
+    }
+
+    /// A `finish()` of DoPut `id` waits for the server's results.
+    pub fn wait_finished(&mut self, id: u32, waiter: Deferred) {
+        if let Some(Pending::Put { finished, .. }) = self.entry(id) {
+            *finished = Some(waiter);
         }
     }
 }
 
-pub(super) fn send(ws: &WebSocket, message: &ClientMessage) -> Result<(), Failure> {
-    let json = message.to_json()?;
-    ws.send_with_str(&json)
-        .map_err(|e| Failure::new(UNAVAILABLE, format!("cannot send: {}", js_message(&e))))
+/// Ends the connection: every open stream fails with `failure`, and the socket goes.
+pub(super) fn close(conn: &ConnRef, failure: Failure) {
+    conn.borrow_mut().client.close(failure);
+    run(conn);
+    // Dropped outside any socket event (this is a user call), so the listeners go now.
+    let socket = conn.borrow_mut().socket.take();
+    drop(socket);
 }
 
-pub(super) fn js_message(e: &JsValue) -> String {
-    js_sys::Reflect::get(e, &"message".into())
-        .ok()
-        .and_then(|m| m.as_string())
-        .or_else(|| e.as_string())
-        .unwrap_or_else(|| format!("{e:?}"))
+/// Runs `f` on the client, then does what it asked for.
+pub(super) fn with_client<T>(conn: &ConnRef, f: impl FnOnce(&mut Client) -> T) -> T {
+    let result = f(&mut conn.borrow_mut().client);
+    run(conn);
+    result
 }
 
 fn on_event(conn: &ConnRef, event: SocketEvent) {
     match event {
-        SocketEvent::Open => {}
-        SocketEvent::Text(text) => match ServerMessage::from_json(&text) {
-            Ok(message) => on_message(conn, message),
-            Err(e) => protocol_error(conn, e),
-        },
-        SocketEvent::Binary(buffer) => {
-            if let Err(e) = on_frame(conn, &buffer) {
-                protocol_error(conn, e);
-            }
-        }
-        SocketEvent::Close { code, reason } => {
-            let reason = if reason.is_empty() {
-                String::new()
-            } else {
-                format!(", {reason}")
-            };
-            fail_all(
-                conn,
-                Failure::new(
-                    UNAVAILABLE,
-                    format!("the connection closed (code {code}{reason})"),
-                ),
-            );
-        }
+        SocketEvent::Text(text) => conn.borrow_mut().client.on_text(&text),
+        SocketEvent::Binary(buffer) => on_frame(conn, &buffer),
+        SocketEvent::Close { code, reason } => conn.borrow_mut().client.on_close(code, &reason),
     }
-}
-
-/// Fails a connection still waiting for `hello` when its signal aborts; stops watching
-/// when dropped.
-struct ConnectAbort {
-    signal: AbortSignal,
-    listener: Closure<dyn FnMut(Event)>,
-}
-
-impl ConnectAbort {
-    fn watch(signal: AbortSignal, conn: &ConnRef) -> Self {
-        let weak = Rc::downgrade(conn);
-        let listener = Closure::<dyn FnMut(Event)>::new(move |_| {
-            if let Some(conn) = weak.upgrade() {
-                abort_connect(&conn);
-            }
-        });
-        if signal.aborted() {
-            abort_connect(conn);
-        } else {
-            let _ =
-                signal.add_event_listener_with_callback("abort", listener.as_ref().unchecked_ref());
-        }
-        ConnectAbort { signal, listener }
-    }
-}
-
-impl Drop for ConnectAbort {
-    fn drop(&mut self) {
-        let _ = self
-            .signal
-            .remove_event_listener_with_callback("abort", self.listener.as_ref().unchecked_ref());
-    }
-}
-
-fn abort_connect(conn: &ConnRef) {
-    fail_all(
-        conn,
-        Failure::new(CANCELLED, "connect was aborted before the gateway's hello"),
-    );
-    if let Some(socket) = &conn.borrow().socket {
-        let _ = socket.ws().close();
-    }
-}
-
-/// The gateway broke the protocol: fail everything and close with 1002 as it would.
-fn protocol_error(conn: &ConnRef, e: ProtocolError) {
-    fail_all(conn, e.into());
-    if let Some(socket) = &conn.borrow().socket {
-        let _ = socket
-            .ws()
-            .close_with_code_and_reason(1002, "protocol error");
-    }
-}
-
-fn fail_all(conn: &ConnRef, failure: Failure) {
-    let (hello, streams) = {
-        let mut c = conn.borrow_mut();
-        if c.failure.is_none() {
-            c.failure = Some(failure.clone());
-        }
-        (c.hello.take(), std::mem::take(&mut c.streams))
-    };
-    if let Some(hello) = hello {
-        hello.reject(&failure);
-    }
-    for (_, stream) in streams {
-        finish(stream, Err(failure.clone()));
-    }
-}
-
-fn finish(stream: Stream, result: Result<(), Failure>) {
-    match stream {
-        Stream::Call(call) => call.finish(result),
-        Stream::Get(get) => GetState::finish(&get, result),
-        Stream::Put(put) => put.borrow_mut().finish(result),
-    }
-}
-
-fn on_message(conn: &ConnRef, message: ServerMessage) {
-    use ServerMessage as M;
-    match message {
-        M::Hello {
-            version,
-            max_segment_bytes,
-            credit_window,
-            max_streams,
-            ..
-        } => {
-            // Limits change only before the first request; a frame carries a byte at least.
-            let refused = match (conn.borrow().hello.is_some(), version, max_segment_bytes) {
-                (false, ..) => Some("a second hello".to_string()),
-                (true, VERSION, 0) => {
-                    Some("hello: maxSegmentBytes must be at least 1, found 0".into())
-                }
-                (true, VERSION, _) => None,
-                (true, other, _) => Some(format!(
-                    "hello: this client speaks protocol version {VERSION}, the gateway {other}"
-                )),
-            };
-            if let Some(refused) = refused {
-                return protocol_error(conn, ProtocolError::BadControl(refused));
-            }
-            let hello = {
-                let mut c = conn.borrow_mut();
-                c.limits = Limits {
-                    max_segment: usize::try_from(max_segment_bytes).unwrap_or(usize::MAX),
-                    credit_window,
-                    max_streams,
-                };
-                c.hello.take()
-            };
-            if let Some(hello) = hello {
-                hello.resolve(&JsValue::UNDEFINED);
-            }
-        }
-        M::Error { message } => fail_all(
-            conn,
-            Failure::new(
-                INTERNAL,
-                format!("the gateway refused this client: {message}"),
-            ),
-        ),
-        M::Status {
-            stream,
-            code,
-            message,
-            details,
-            ..
-        } => {
-            let Some(open) = conn.borrow_mut().streams.remove(&stream) else {
-                return;
-            };
-            let result = match code {
-                0 => Ok(()),
-                code => Err(Failure {
-                    code,
-                    message,
-                    details,
-                }),
-            };
-            finish(open, result);
-        }
-        M::Credit { stream, bytes } => {
-            let put = match conn.borrow().streams.get(&stream) {
-                Some(Stream::Put(put)) => Rc::clone(put),
-                _ => return,
-            };
-            put.borrow_mut().grant(bytes);
-        }
-        M::PutResult {
-            stream,
-            app_metadata,
-        } => {
-            if let Some(Stream::Put(put)) = conn.borrow().streams.get(&stream) {
-                put.borrow_mut().result(app_metadata);
-            }
-        }
-        M::FlightInfo { stream, .. }
-        | M::PollInfo { stream, .. }
-        | M::Schema { stream, .. }
-        | M::Handshake { stream, .. }
-        | M::Result { stream, .. }
-        | M::ActionType { stream, .. } => {
-            if let Some(Stream::Call(call)) = conn.borrow_mut().streams.get_mut(&stream) {
-                call.push(message);
-            }
-        }
-    }
+    run(conn);
 }
 
 /// A binary frame: the header is read (12 bytes copied), the IPC bytes stay in the
 /// received buffer until the stream's decoder copies them into place.
-fn on_frame(conn: &ConnRef, buffer: &ArrayBuffer) -> Result<(), ProtocolError> {
+fn on_frame(conn: &ConnRef, buffer: &ArrayBuffer) {
     let len = buffer.byte_length() as usize;
-    if len < HEADER_LEN {
-        return Err(ProtocolError::ShortFrame {
-            expected: HEADER_LEN,
-            found: len,
+    let mut head = [0u8; HEADER_LEN];
+    let head = &mut head[..len.min(HEADER_LEN)];
+    Uint8Array::new_with_byte_offset_and_length(buffer, 0, head.len() as u32).copy_to(head);
+    conn.borrow_mut()
+        .client
+        .on_frame(head, len, |decoder, ipc| {
+            // Offsets fit in u32: a WebSocket message is an ArrayBuffer of at most 4 GiB here.
+            let ipc = Uint8Array::new_with_byte_offset_and_length(
+                buffer,
+                ipc.start as u32,
+                ipc.len() as u32,
+            );
+            push_js(decoder, &ipc)
         });
+}
+
+fn abort_connect(conn: &ConnRef) {
+    let failure = Failure::new(CANCELLED, "connect was aborted before the gateway's hello");
+    conn.borrow_mut().client.close(failure);
+    run(conn);
+    if let Some(ws) = conn.borrow().ws() {
+        let _ = ws.close();
     }
-    let mut header = [0u8; HEADER_LEN];
-    Uint8Array::new_with_byte_offset_and_length(buffer, 0, HEADER_LEN as u32).copy_to(&mut header);
-    let max = conn.borrow().limits.max_segment;
-    let header = Header::decode(&header, len - HEADER_LEN, max)?;
-    let get = match conn.borrow().streams.get(&header.stream) {
-        Some(Stream::Get(get)) => Rc::clone(get),
-        // Frames of a stream the client already failed (a connection-wide failure).
-        _ => return Ok(()),
-    };
-    let meta_end = HEADER_LEN + header.app_metadata_len;
-    // Offsets fit in u32: a WebSocket message is an ArrayBuffer of at most 4 GiB here.
-    let ipc = Uint8Array::new_with_byte_offset_and_length(
-        buffer,
-        meta_end as u32,
-        (len - meta_end) as u32,
-    );
-    GetState::on_frame(&get, &header, &ipc)
+}
+
+/// Does what the client asked for, in order. No borrow is held while a promise settles
+/// or a callback runs, so that JavaScript may call back into the client.
+pub(super) fn run(conn: &ConnRef) {
+    loop {
+        let action = conn.borrow_mut().client.poll_action();
+        match action {
+            Some(action) => perform(conn, action),
+            None => return,
+        }
+    }
+}
+
+fn take(conn: &ConnRef, id: u32) -> Option<Pending> {
+    conn.borrow_mut().remove(id)
+}
+
+/// DoGet `id` has ended: its handle, if it still lives, takes the stream over.
+fn move_home(conn: &ConnRef, id: u32, home: &Weak<RefCell<Home>>) {
+    if let Some(home) = home.upgrade() {
+        if let Some(get) = conn.borrow_mut().client.take_ended_get(id) {
+            *home.borrow_mut() = Home::Ended(Box::new(get));
+        }
+    }
+}
+
+fn perform(conn: &ConnRef, action: Action) {
+    let ws = conn.borrow().ws();
+    match action {
+        Action::Send(json) => {
+            if let Some(ws) = ws {
+                // Requests go out after `hello`, on an open socket: a failed send means
+                // it is closing, and its close event fails the streams.
+                let _ = ws.send_with_str(&json);
+            }
+        }
+        Action::Frame(frame) => {
+            if let Some(ws) = ws {
+                send_frame(&ws, &frame);
+            }
+        }
+        Action::Hello(result) => {
+            let hello = conn.borrow_mut().hello.take();
+            if let Some(hello) = hello {
+                hello.settle(result.map(|()| JsValue::UNDEFINED));
+            }
+        }
+        Action::Close { code, reason } => {
+            if let Some(ws) = ws {
+                let _ = ws.close_with_code_and_reason(code, reason);
+            }
+        }
+        Action::Answer { stream, result } => {
+            if let Some(Pending::Call { kind, done, .. }) = take(conn, stream) {
+                done.settle(result.and_then(|messages| answer(kind, messages)));
+            }
+        }
+        Action::Batch { stream, batch } => {
+            let waiter = match conn.borrow_mut().entry(stream) {
+                Some(Pending::Get { waiter, .. }) => waiter.take(),
+                _ => None,
+            };
+            if let Some(waiter) = waiter {
+                let (batch, metadata) = batch;
+                waiter.resolve(&RecordBatch::with_metadata(batch, metadata).into());
+            }
+        }
+        Action::GetEnded { stream, result } => {
+            if let Some(Pending::Get { home, waiter, .. }) = take(conn, stream) {
+                move_home(conn, stream, &home);
+                if let Some(waiter) = waiter {
+                    waiter.settle(result.map(|()| JsValue::UNDEFINED));
+                }
+            }
+        }
+        Action::Collected { stream, result } => {
+            if let Some(Pending::Get { home, collect, .. }) = take(conn, stream) {
+                move_home(conn, stream, &home);
+                if let Some((done, slot)) = collect {
+                    *slot.borrow_mut() = Some(result);
+                    done.resolve(&JsValue::UNDEFINED);
+                }
+            }
+        }
+        Action::Progress { stream } => {
+            let call = {
+                let c = conn.borrow();
+                let pending = c.pending.iter().find(|(i, _)| *i == stream);
+                match (pending.map(|(_, p)| p), c.client.get(stream)) {
+                    (
+                        Some(Pending::Get {
+                            on_progress: Some(f),
+                            ..
+                        }),
+                        Some(get),
+                    ) => {
+                        let stats = get.stats();
+                        let p = Object::new();
+                        set(&p, "bytesReceived", &(stats.bytes_received as f64).into());
+                        set(&p, "batches", &(stats.read.batches as f64).into());
+                        set(&p, "rows", &(stats.rows as f64).into());
+                        Some((f.clone(), p))
+                    }
+                    _ => None,
+                }
+            };
+            if let Some((f, progress)) = call {
+                let _ = f.call1(&JsValue::UNDEFINED, &progress);
+            }
+        }
+        Action::PutSent { stream } => {
+            let drained = match conn.borrow_mut().entry(stream) {
+                Some(Pending::Put { drained, .. }) => std::mem::take(drained),
+                _ => Vec::new(),
+            };
+            for waiter in drained {
+                waiter.resolve(&JsValue::UNDEFINED);
+            }
+        }
+        Action::PutEnded { stream, result } => {
+            if let Some(Pending::Put { drained, finished }) = take(conn, stream) {
+                for waiter in drained {
+                    waiter.settle(
+                        result
+                            .as_ref()
+                            .map(|_| JsValue::UNDEFINED)
+                            .map_err(Clone::clone),
+                    );
+                }
+                if let Some(finished) = finished {
+                    finished.settle(result.map(|results| {
+                        let results: Array = results
+                            .iter()
+                            .map(|r| JsValue::from(Uint8Array::from(r.as_slice())))
+                            .collect();
+                        results.into()
+                    }));
+                }
+            }
+        }
+    }
+}
+
+/// Sends a DoPut frame, built in JS memory: `ws` in Node sends later from the buffer it
+/// is given, so a view of wasm memory could change before it goes out.
+fn send_frame(ws: &WebSocket, frame: &PutFrame) {
+    let payload = frame.payload();
+    let bytes = Uint8Array::new_with_length((HEADER_LEN + payload.len()) as u32);
+    bytes
+        .subarray(0, HEADER_LEN as u32)
+        .copy_from(frame.header());
+    bytes
+        .subarray(HEADER_LEN as u32, bytes.length())
+        .copy_from(payload);
+    // A failed send means the socket is closing; its close event fails the stream.
+    let _ = ws.send_with_array_buffer_view(&bytes);
 }

@@ -3,7 +3,8 @@
 use js_sys::{Function, Promise};
 use wasm_bindgen::JsValue;
 
-use super::error::Failure;
+use super::error::to_js;
+use crate::flight::client::Failure;
 
 /// The resolve and reject functions of a pending promise. Settling a settled promise does
 /// nothing, so a clone may be kept for the path where the first one is never used.
@@ -29,7 +30,7 @@ impl Deferred {
     }
 
     pub fn reject(self, failure: &Failure) {
-        let _ = self.reject.call1(&JsValue::UNDEFINED, &failure.to_js());
+        let _ = self.reject.call1(&JsValue::UNDEFINED, &to_js(failure));
     }
 
     pub fn settle(self, result: Result<JsValue, Failure>) {

@@ -1,168 +1,118 @@
-//! `fetchAll`: every endpoint of a FlightInfo into one `Table`, endpoints in parallel
-//! (one after another when `ordered`), optionally spread over several sockets. Endpoint
-//! locations are passed to the gateway, which dials them itself (if it allows them).
+//! `fetchAll`: every endpoint of a FlightInfo into one `Table`, by readers that take
+//! endpoints as [`Fetch`] schedules them, optionally spread over several sockets.
+//! Endpoint locations are passed to the gateway, which dials them itself (if it allows
+//! them).
 
-use std::cell::{Cell, RefCell};
+use std::cell::RefCell;
 use std::rc::Rc;
 
-use arrow_schema::SchemaRef;
 use js_sys::{Array, Promise};
 use wasm_bindgen::prelude::*;
 use wasm_bindgen_futures::{future_to_promise, JsFuture};
 
 use super::super::batch::table_with_metadata;
-use super::conn::{Conn, ConnRef};
-use super::error::{Failure, INVALID_ARGUMENT};
-use super::get::{ArrowBatch, GetState};
+use super::conn::{with_client, Conn, ConnRef, Owner};
+use super::error::to_js;
+use super::get::{open_get, Collecting};
 use super::info::{schema_from_ipc, Target};
-use super::open::open_get;
-use super::options::Fetch;
+use super::options::Fetch as FetchOptions;
+use crate::flight::client::fetch::{Fetch, FetchPlan};
 
-/// Shared by the workers: the next endpoint to take, each endpoint's batches, and the
-/// streams still open, to cancel them when one fails.
+/// Shared by the readers: the endpoints and their schedule, which keeps the stream
+/// reading each (its connection and id), to cancel the others when one fails.
 struct Work {
     endpoints: Vec<Target>,
-    next: Cell<usize>,
-    failed: Cell<bool>,
-    results: RefCell<Vec<Vec<ArrowBatch>>>,
-    schema: RefCell<Option<SchemaRef>>,
-    open: RefCell<Vec<Rc<RefCell<GetState>>>>,
+    fetch: RefCell<Fetch<(ConnRef, u32)>>,
 }
 
 pub(super) async fn fetch_all(
-    conn: ConnRef,
+    owner: Rc<Owner>,
     endpoints: Vec<Target>,
     raw_schema: Vec<u8>,
-    options: Fetch,
+    options: FetchOptions,
 ) -> Result<JsValue, JsValue> {
     let n = endpoints.len();
     let (params, max_streams) = {
-        let c = conn.borrow();
-        (c.params.clone(), c.limits.max_streams as usize)
+        let c = owner.conn.borrow();
+        (c.params.clone(), c.client.limits().max_streams as usize)
     };
-    let sockets = usize::try_from(options.connections).unwrap_or(1);
-    // By default every endpoint at once, as far as the gateway's stream limit allows.
-    let workers = match options.ordered {
-        true => 1,
-        false => options
-            .concurrency
-            .map_or(n, |c| usize::try_from(c).unwrap_or(n))
-            .min(max_streams.saturating_mul(sockets))
-            .clamp(1, n.max(1)),
+    let plan = FetchPlan {
+        endpoints: n,
+        ordered: options.ordered,
+        concurrency: options.concurrency.map(|c| usize::try_from(c).unwrap_or(n)),
+        sockets: usize::try_from(options.connections).unwrap_or(1),
+        max_streams,
     };
-    let mut conns = vec![conn.clone()];
-    let wanted = sockets.min(workers);
-    while conns.len() < wanted {
-        conns.push(
-            Conn::connect(params.clone(), options.signal.clone())
-                .await
-                .map_err(|f| f.to_js())?,
-        );
+    let mut owners = vec![owner];
+    while owners.len() < plan.sockets() {
+        let more = Conn::connect(params.clone(), options.signal.clone()).await;
+        owners.push(more.map_err(|f| to_js(&f))?);
     }
     let work = Rc::new(Work {
         endpoints,
-        next: Cell::new(0),
-        failed: Cell::new(false),
-        results: RefCell::new(vec![Vec::new(); n]),
-        schema: RefCell::new(None),
-        open: RefCell::new(Vec::new()),
+        fetch: RefCell::new(Fetch::new(n)),
     });
     let options = Rc::new(options);
-    let all: Array = (0..workers)
-        .map(|w| {
-            let worker = worker(
-                Rc::clone(&conns[w % conns.len()]),
+    let all: Array = (0..plan.readers())
+        .map(|r| {
+            let reader = reader(
+                Rc::clone(&owners[r % owners.len()]),
                 Rc::clone(&work),
                 Rc::clone(&options),
             );
-            JsValue::from(future_to_promise(worker))
+            JsValue::from(future_to_promise(reader))
         })
         .collect();
     JsFuture::from(Promise::all(&all)).await?;
-    drop(conns);
-    let schema = match work.schema.take() {
+    drop(owners);
+    let (schema, batches) = work.fetch.replace(Fetch::new(0)).into_batches();
+    let schema = match schema {
         Some(schema) => schema,
-        None => schema_from_ipc(&raw_schema).map_err(|f| f.to_js())?,
+        None => schema_from_ipc(&raw_schema).map_err(|f| to_js(&f))?,
     };
-    let batches = work.results.take().into_iter().flatten().collect();
     Ok(table_with_metadata(&schema, batches).into())
 }
 
 /// Reads endpoints until none is left; on a failure, cancels the other streams.
-async fn worker(conn: ConnRef, work: Rc<Work>, options: Rc<Fetch>) -> Result<JsValue, JsValue> {
+async fn reader(
+    owner: Rc<Owner>,
+    work: Rc<Work>,
+    options: Rc<FetchOptions>,
+) -> Result<JsValue, JsValue> {
+    let conn = &owner.conn;
     loop {
-        let i = work.next.get();
-        if i >= work.endpoints.len() || work.failed.get() {
+        let Some(i) = work.fetch.borrow_mut().take() else {
             return Ok(JsValue::UNDEFINED);
-        }
-        work.next.set(i + 1);
+        };
         let (ticket, location) = work.endpoints[i].clone();
-        let state = open_get(
-            &conn,
+        let signal = options.signal.clone();
+        let stream = open_get(
+            &owner,
             ticket,
             location,
             options.credit_window,
-            options.signal.clone(),
+            signal,
             None,
         );
-        work.open.borrow_mut().push(Rc::clone(&state));
-        let collected = state.borrow_mut().collect().map_err(JsValue::from)?;
-        let outcome = JsFuture::from(collected).await;
-        work.open.borrow_mut().retain(|s| !Rc::ptr_eq(s, &state));
-        let collected = outcome.and_then(|_| {
-            let (schema, batches) = state.borrow_mut().take_collected().map_err(|f| f.to_js())?;
-            same_columns(&mut work.schema.borrow_mut(), schema, i)?;
-            Ok(batches)
-        });
-        match collected {
-            Ok(batches) => work.results.borrow_mut()[i] = batches,
-            Err(error) => {
-                work.failed.set(true);
-                for other in work.open.borrow().iter() {
-                    other.borrow_mut().cancel();
-                }
-                return Err(error);
+        let id = stream.id();
+        work.fetch.borrow_mut().reading(i, (Rc::clone(conn), id));
+        let collecting = Collecting::start(&stream);
+        let collected = match collecting {
+            Ok(collecting) => collecting.wait().await,
+            Err(e) => {
+                with_client(conn, |c| c.release(id));
+                return Err(e.into());
             }
-        }
-    }
-}
-
-/// `name: type` of each column, for errors.
-fn columns(schema: &SchemaRef) -> String {
-    let column = |f: &arrow_schema::FieldRef| {
-        let null = if f.is_nullable() { "" } else { " not null" };
-        format!("{}: {}{null}", f.name(), f.data_type())
-    };
-    schema
-        .fields()
-        .iter()
-        .map(column)
-        .collect::<Vec<_>>()
-        .join(", ")
-}
-
-/// Keeps the first endpoint's schema; a later endpoint's must have the same columns, or
-/// its batches would be read with another's types.
-fn same_columns(
-    first: &mut Option<SchemaRef>,
-    schema: SchemaRef,
-    endpoint: usize,
-) -> Result<(), JsValue> {
-    match first {
-        Some(first) if first.fields() != schema.fields() => Err(Failure::new(
-            INVALID_ARGUMENT,
-            format!(
-                "endpoint {endpoint} has the columns ({}), another endpoint ({}): they \
-                 cannot form one table",
-                columns(&schema),
-                columns(first)
-            ),
-        )
-        .to_js()),
-        Some(_) => Ok(()),
-        None => {
-            *first = Some(schema);
-            Ok(())
+        };
+        with_client(conn, |c| c.release(id));
+        let done = collected
+            .and_then(|(schema, batches)| work.fetch.borrow_mut().done(i, schema, batches));
+        if let Err(failure) = done {
+            let others = work.fetch.borrow_mut().fail(i);
+            for (conn, id) in others {
+                with_client(&conn, |c| c.cancel(id));
+            }
+            return Err(to_js(&failure));
         }
     }
 }

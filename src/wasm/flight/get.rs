@@ -1,419 +1,148 @@
-//! DoGet: `GetState`, what the connection knows of one download, and `FlightStream`, the
-//! object JavaScript iterates. Each frame's IPC bytes go from the received `ArrayBuffer`
-//! into the stream's decoder (one copy, into place); batches wait in a queue until
-//! consumed, and consumption is what earns the gateway more credit.
+//! DoGet: `FlightStream`, the object JavaScript iterates, over a stream the connection's
+//! [`Client`](crate::flight::client::Client) keeps.
 
 use std::cell::RefCell;
-use std::collections::VecDeque;
-use std::rc::{Rc, Weak};
+use std::rc::Rc;
 
-use arrow_schema::SchemaRef;
-use js_sys::{Function, Object, Promise, Uint8Array};
-use serde::Serialize;
+use js_sys::{Function, Promise};
 use wasm_bindgen::prelude::*;
 use wasm_bindgen_futures::{future_to_promise, JsFuture};
-use web_sys::{AbortSignal, Event, WebSocket};
+use web_sys::AbortSignal;
 
 use super::super::batch::{table_with_metadata, RecordBatch};
-use super::super::error::{usage, WasmResult};
-use super::super::reader::push_js;
+use super::super::error::WasmResult;
+use super::super::object::object;
 use super::super::schema::schema_to_js;
-use super::conn::{send, ConnRef};
+use super::abort::AbortWatch;
+use super::conn::{run, CollectSlot, ConnRef, Owner};
 use super::deferred::Deferred;
-use super::error::{Failure, CANCELLED, DATA_LOSS, INTERNAL, RESOURCE_EXHAUSTED};
-use super::info::set;
-use super::reserve::{BodyReservation, MAX_PENDING_BODY_BYTES};
-use crate::flight::control::ClientMessage;
-use crate::flight::frame::{FrameKind, Header};
-use crate::flight::ProtocolError;
-use crate::ipc::{batch_bytes, BatchMetadata, ReadLimits, StreamDecoder};
+use super::error::to_js;
+use crate::flight::client::status::INTERNAL;
+use crate::flight::client::{Actions, ClientError, Collected, Failure, GetStream, Next};
 
-/// A decoded batch with its message's custom metadata.
-pub(super) type ArrowBatch = (arrow_array::RecordBatch, BatchMetadata);
-
-/// Batches gathered for `readAll()` or `fetchAll()`, and who waits for the end.
-struct Collect {
-    batches: Vec<ArrowBatch>,
-    done: Option<Deferred>,
+/// Where a DoGet's handle finds its stream: in its connection's client while it runs,
+/// then on its own once it has ended, so that an ended stream does not keep the whole
+/// connection alive until its handle is collected.
+pub(super) enum Home {
+    Conn(ConnRef),
+    Ended(Box<GetStream>),
 }
 
-/// Byte credit as this client spends it: the gateway may send `window` bytes more than
-/// were granted back, and bytes are granted back once the batches they made are consumed.
-struct Credit {
-    window: u64,
-    /// Grant back in steps of at least this many bytes, so one message per batch at most.
-    step: u64,
-    /// The largest frame payload: with less credit than this left, the gateway may be
-    /// unable to send its next frame.
-    max_segment: u64,
-    /// Payload bytes received; of those, bytes of batches not yet consumed; bytes granted back.
-    received: u64,
-    queued: u64,
-    returned: u64,
-    /// Bytes received since the last batch was decoded: they belong to the next one.
-    since_batch: u64,
-}
-
-impl Credit {
-    /// Counts a frame's payload, which must fit the credit the gateway has: the window
-    /// and every grant, less what it sent. More would let a gateway fill wasm memory.
-    fn receive(&mut self, payload: u64) -> Result<(), ProtocolError> {
-        let credit = (self.window + self.returned).saturating_sub(self.received);
-        if payload > credit {
-            return Err(ProtocolError::CreditExceeded {
-                credit,
-                found: payload,
-            });
-        }
-        self.received += payload;
-        self.since_batch += payload;
-        Ok(())
-    }
-
-    /// The grant owed now, if it is worth a message: a step's worth; or, once every batch
-    /// received was consumed, whatever is owed if the gateway has less than a frame's
-    /// credit left. It may then be waiting for a grant smaller than a step, and nothing
-    /// else would come.
-    fn owed(&mut self) -> Option<u64> {
-        let consumed = self.received - self.queued;
-        let owed = consumed.saturating_sub(self.returned);
-        let left = (self.window + self.returned).saturating_sub(self.received);
-        let stuck = self.queued == 0 && owed > 0 && left < self.max_segment;
-        (owed >= self.step || stuck).then(|| {
-            self.returned += owed;
-            owed
-        })
-    }
-}
-
-/// The signal a stream watches and its listener, removed when the stream ends.
-type AbortListener = (AbortSignal, Closure<dyn FnMut(Event)>);
-
-pub(super) struct GetState {
+/// A DoGet's home and id; the connection fills the home with the stream when it ends.
+pub(super) struct StreamHandle {
+    home: Rc<RefCell<Home>>,
     id: u32,
-    ws: Option<WebSocket>,
-    /// Keeps the connection open until the stream ends, even when nothing else holds the
-    /// client or the stream (`client.doGet(t).readAll()`); dropped at the end.
-    conn: Option<ConnRef>,
-    decoder: StreamDecoder,
-    /// What the decoder has allocated for the message still arriving, and the queue.
-    reservation: BodyReservation,
-    /// The bytes of the batches in `queue`.
-    queued_memory: u64,
-    credit: Credit,
-    ipc_received: u64,
-    rows: u64,
-    /// Batches nobody has read yet, each with its payload bytes and its memory.
-    queue: VecDeque<(ArrowBatch, u64, u64)>,
-    waiter: Option<Deferred>,
-    collect: Option<Collect>,
-    done: Option<Result<(), Failure>>,
-    cancelled: bool,
+}
+
+impl StreamHandle {
+    pub fn id(&self) -> u32 {
+        self.id
+    }
+
+    /// The connection, while the stream runs on it.
+    fn conn(&self) -> Option<ConnRef> {
+        match &*self.home.borrow() {
+            Home::Conn(conn) => Some(Rc::clone(conn)),
+            Home::Ended(_) => None,
+        }
+    }
+
+    /// Runs `f` on the stream, then does what the client asked for. No borrow of the
+    /// home is held meanwhile: the connection may move the stream into it.
+    fn with<T>(
+        &self,
+        f: impl FnOnce(&mut GetStream, &mut Actions) -> Result<T, ClientError>,
+    ) -> Result<T, ClientError> {
+        let Some(conn) = self.conn() else {
+            // An ended stream asks for nothing more.
+            return match &mut *self.home.borrow_mut() {
+                Home::Ended(get) => f(get, &mut Actions::new()),
+                Home::Conn(_) => Err(ClientError::Gone(self.id)),
+            };
+        };
+        let result = conn
+            .borrow_mut()
+            .client
+            .get_mut(self.id)
+            .and_then(|(get, out)| f(get, out));
+        run(&conn);
+        result
+    }
+
+    fn read<T>(&self, f: impl FnOnce(&GetStream) -> T) -> Option<T> {
+        match &*self.home.borrow() {
+            Home::Conn(conn) => conn.borrow().client.get(self.id).map(f),
+            Home::Ended(get) => Some(f(get)),
+        }
+    }
+}
+
+/// Starts a DoGet of `ticket` at `location` (none: the gateway's upstream). A stream that
+/// could not start fails at its first `next()`.
+pub(super) fn open_get(
+    owner: &Rc<Owner>,
+    ticket: Vec<u8>,
+    location: Option<String>,
+    window: Option<u64>,
+    signal: Option<AbortSignal>,
     on_progress: Option<Function>,
-    abort: Option<AbortListener>,
-}
-
-/// The credit a stream runs with.
-pub(super) struct GetOptions {
-    pub window: u64,
-    pub max_segment: usize,
-}
-
-impl GetState {
-    pub fn new(
-        id: u32,
-        conn: Option<ConnRef>,
-        ws: Option<WebSocket>,
-        options: &GetOptions,
-        on_progress: Option<Function>,
-    ) -> Self {
-        let window = options.window;
-        GetState {
-            id,
-            conn,
-            ws,
-            decoder: StreamDecoder::new(ReadLimits::default()),
-            reservation: BodyReservation::default(),
-            queued_memory: 0,
-            credit: Credit {
-                window,
-                step: (window / 4).max(options.max_segment as u64).min(window),
-                max_segment: options.max_segment as u64,
-                received: 0,
-                queued: 0,
-                returned: 0,
-                since_batch: 0,
-            },
-            ipc_received: 0,
-            rows: 0,
-            queue: VecDeque::new(),
-            waiter: None,
-            collect: None,
-            done: None,
-            cancelled: false,
-            on_progress,
-            abort: None,
-        }
-    }
-
-    /// A stream that could not be opened: its first `next()` rejects with `failure`.
-    pub fn failed(failure: Failure, options: &GetOptions) -> Rc<RefCell<Self>> {
-        let mut state = GetState::new(0, None, None, options, None);
-        state.done = Some(Err(failure));
-        Rc::new(RefCell::new(state))
-    }
-
-    /// Cancels the stream when `signal` aborts (at once if it already has).
-    pub fn watch(state: &Rc<RefCell<Self>>, signal: Option<AbortSignal>) {
-        let Some(signal) = signal else { return };
-        if signal.aborted() {
-            state.borrow_mut().cancel();
-            return;
-        }
-        let weak: Weak<RefCell<Self>> = Rc::downgrade(state);
-        let listener = Closure::<dyn FnMut(Event)>::new(move |_| {
-            if let Some(state) = weak.upgrade() {
-                state.borrow_mut().cancel();
+) -> StreamHandle {
+    let conn = &owner.conn;
+    let id = conn.borrow_mut().client.open_get(ticket, location, window);
+    let home = Rc::new(RefCell::new(Home::Conn(Rc::clone(conn))));
+    conn.borrow_mut()
+        .register_get(id, Rc::downgrade(&home), on_progress, Rc::clone(owner));
+    run(conn);
+    // Watched once registered: a signal aborted already cancels at once, and the end
+    // must find the stream's entry to let go of it.
+    let weak = Rc::downgrade(conn);
+    let abort = signal.and_then(|signal| {
+        AbortWatch::new(signal, move || {
+            if let Some(conn) = weak.upgrade() {
+                super::conn::with_client(&conn, |c| c.cancel(id));
             }
-        });
-        let _ = signal.add_event_listener_with_callback("abort", listener.as_ref().unchecked_ref());
-        state.borrow_mut().abort = Some((signal, listener));
-    }
-
-    fn send(&self, message: &ClientMessage) {
-        if let Some(ws) = &self.ws {
-            // A failed send means the socket is closing; its close event fails the stream.
-            let _ = send(ws, message);
-        }
-    }
-
-    /// Asks the gateway to stop, and ends the stream here with status CANCELLED at once:
-    /// a gateway that never answers (or a dead network) must not keep it waiting.
-    pub fn cancel(&mut self) {
-        self.stop(Failure::new(CANCELLED, "cancelled by the client"));
-    }
-
-    /// Asks the gateway to stop the call, and ends the stream here with `failure`.
-    fn stop(&mut self, failure: Failure) {
-        if self.done.is_none() && !self.cancelled {
-            self.cancelled = true;
-            self.send(&ClientMessage::Cancel { stream: self.id });
-            self.end(Err(failure));
-        }
-    }
-
-    /// A frame of this stream; an error is the gateway's breach of the protocol.
-    pub fn on_frame(
-        state: &Rc<RefCell<Self>>,
-        header: &Header,
-        ipc: &Uint8Array,
-    ) -> Result<(), ProtocolError> {
-        let progress = {
-            let mut s = state.borrow_mut();
-            if s.done.is_some() || s.cancelled {
-                return Ok(());
-            }
-            let payload = (header.app_metadata_len + ipc.length() as usize) as u64;
-            s.credit.receive(payload)?;
-            if header.kind == FrameKind::Data {
-                s.ipc_received += ipc.length() as u64;
-                if let Err(failure) = s.push(ipc) {
-                    // The gateway forwards bytes as the server wrote them: stop the call.
-                    s.stop(failure);
-                    return Ok(());
-                }
-            }
-            s.drain();
-            if let Err(failure) = s.hold() {
-                s.stop(failure);
-                return Ok(());
-            }
-            s.grant();
-            s.on_progress.clone().map(|f| (f, s.progress()))
-        };
-        if let Some((f, progress)) = progress {
-            let _ = f.call1(&JsValue::UNDEFINED, &progress);
-        }
-        Ok(())
-    }
-
-    /// Decodes a frame's IPC bytes. What its messages decompress to must fit in what is
-    /// left of the budget all DoGets share.
-    fn push(&mut self, ipc: &Uint8Array) -> Result<(), Failure> {
-        let left = self.reservation.available().saturating_sub(self.holding());
-        self.decoder.set_push_budget(Some(left));
-        push_js(&mut self.decoder, ipc)?;
-        Ok(())
-    }
-
-    /// What the decoder has allocated for the message still arriving, the dictionaries it
-    /// keeps, and the batches nobody has read yet.
-    fn holding(&self) -> u64 {
-        self.decoder.reserved_bytes() as u64 + self.decoder.dictionary_bytes() + self.queued_memory
-    }
-
-    /// Holds what this stream holds (see `holding`) against the budget all DoGets share.
-    fn hold(&mut self) -> Result<(), Failure> {
-        let held = self.holding();
-        self.reservation.hold(held).map_err(|total| {
-            Failure::new(
-                RESOURCE_EXHAUSTED,
-                format!(
-                    "this DoGet holds {held} bytes (messages still arriving, dictionaries, \
-                     batches not yet read), which brings this module's open DoGets to {total} \
-                     bytes, over their limit of {MAX_PENDING_BODY_BYTES} bytes"
-                ),
-            )
         })
+    });
+    if let Some(abort) = abort {
+        conn.borrow_mut().watch(id, abort);
     }
+    StreamHandle { home, id }
+}
 
-    /// Moves decoded batches to whoever is waiting, or to the queue.
-    fn drain(&mut self) {
-        while let Some((batch, metadata)) = self.decoder.next_batch_with_metadata() {
-            let bytes = std::mem::take(&mut self.credit.since_batch);
-            self.rows += batch.num_rows() as u64;
-            if let Some(collect) = &mut self.collect {
-                collect.batches.push((batch, metadata));
-            } else if let Some(waiter) = self.waiter.take() {
-                waiter.resolve(&RecordBatch::with_metadata(batch, metadata).into());
-            } else {
-                self.credit.queued += bytes;
-                let memory = batch_bytes(&batch);
-                self.queued_memory += memory;
-                self.queue.push_back(((batch, metadata), bytes, memory));
-            }
-        }
-    }
+/// What a `readAll()` gets: at once if the stream has ended, otherwise once it does.
+pub(super) enum Collecting {
+    Now(Collected),
+    Later(Promise, CollectSlot),
+}
 
-    fn grant(&mut self) {
-        if self.done.is_some() || self.cancelled {
-            return;
-        }
-        if let Some(bytes) = self.credit.owed() {
-            self.send(&ClientMessage::Credit {
-                stream: self.id,
-                bytes,
-            });
-        }
-    }
-
-    /// The status arrived (or the connection failed).
-    pub fn finish(state: &Rc<RefCell<Self>>, result: Result<(), Failure>) {
-        let mut s = state.borrow_mut();
-        let result = match s.cancelled {
-            // The stream ended before the cancel reached the gateway, but the frames after
-            // the cancel were dropped: the data is not whole.
-            true => result.and(Err(Failure::new(CANCELLED, "cancelled by the client"))),
-            false => result.and_then(|()| s.complete()),
-        };
-        s.end(result);
-    }
-
-    /// An OK status ends a whole stream only: one that ends with its end-of-stream marker.
-    fn complete(&self) -> Result<(), Failure> {
-        self.decoder.finish()?;
-        if !self.decoder.is_ended() {
-            return Err(Failure::new(
-                DATA_LOSS,
-                "the gateway ended the stream with OK before its end-of-stream marker: \
-                 the data is incomplete",
-            ));
-        }
-        Ok(())
-    }
-
-    fn end(&mut self, result: Result<(), Failure>) {
-        if self.done.is_some() {
-            return;
-        }
-        self.conn = None;
-        if self.decoder.is_inside_message() {
-            self.decoder.abandon("the stream ended inside a message");
-        }
-        let _ = self.reservation.hold(0);
-        if let Some((signal, listener)) = self.abort.take() {
-            let _ = signal
-                .remove_event_listener_with_callback("abort", listener.as_ref().unchecked_ref());
-        }
-        // A waiter exists only while the queue is empty: it gets the end now.
-        if let Some(waiter) = self.waiter.take() {
-            waiter.settle(result.clone().map(|()| JsValue::UNDEFINED));
-        }
-        if let Some(done) = self.collect.as_mut().and_then(|c| c.done.take()) {
-            done.settle(result.clone().map(|()| JsValue::UNDEFINED));
-        }
-        self.done = Some(result);
-    }
-
-    fn next(&mut self) -> Result<Promise, JsError> {
-        if let Some(((batch, metadata), bytes, memory)) = self.queue.pop_front() {
-            self.credit.queued -= bytes;
-            self.queued_memory -= memory;
-            // Less than before: what other streams hold may be over, but not this one.
-            let _ = self.hold();
-            self.grant();
-            let batch = RecordBatch::with_metadata(batch, metadata);
-            return Ok(Promise::resolve(&JsValue::from(batch)));
-        }
-        match &self.done {
-            Some(Ok(())) => Ok(Promise::resolve(&JsValue::UNDEFINED)),
-            Some(Err(failure)) => Ok(Promise::reject(&failure.to_js())),
-            None if self.waiter.is_some() || self.collect.is_some() => Err(usage(
-                "next() was called while a previous next() or readAll() is pending",
-            )),
-            None => {
-                let (promise, waiter) = Deferred::new();
-                self.waiter = Some(waiter);
-                Ok(promise)
-            }
-        }
-    }
-
-    /// Gathers every remaining batch; the promise settles at the end of the stream.
-    pub fn collect(&mut self) -> Result<Promise, JsError> {
-        if self.collect.is_some() || self.waiter.is_some() {
-            return Err(usage(
-                "readAll() was called while a previous next() or readAll() is pending",
-            ));
-        }
-        let batches = self.queue.drain(..).map(|(b, _, _)| b).collect();
-        self.credit.queued = 0;
-        self.queued_memory = 0;
-        let _ = self.hold();
-        self.grant();
-        let (promise, done) = match &self.done {
-            Some(Ok(())) => (Promise::resolve(&JsValue::UNDEFINED), None),
-            Some(Err(failure)) => (Promise::reject(&failure.to_js()), None),
+impl Collecting {
+    /// Starts gathering every remaining batch of `stream`.
+    pub fn start(stream: &StreamHandle) -> WasmResult<Self> {
+        Ok(match stream.with(|get, out| get.collect(out))? {
+            Some(collected) => Collecting::Now(collected),
             None => {
                 let (promise, done) = Deferred::new();
-                (promise, Some(done))
+                let slot = CollectSlot::default();
+                // Not ended, so still on its connection.
+                if let Some(conn) = stream.conn() {
+                    conn.borrow_mut()
+                        .wait_collected(stream.id, done, Rc::clone(&slot));
+                }
+                Collecting::Later(promise, slot)
             }
-        };
-        self.collect = Some(Collect { batches, done });
-        Ok(promise)
+        })
     }
 
-    /// What `collect` gathered, once its promise resolved.
-    pub fn take_collected(&mut self) -> Result<(SchemaRef, Vec<ArrowBatch>), Failure> {
-        let batches = self
-            .collect
-            .as_mut()
-            .map(|c| std::mem::take(&mut c.batches))
-            .unwrap_or_default();
-        let schema = self
-            .decoder
-            .schema()
-            .cloned()
-            .ok_or_else(|| Failure::new(INTERNAL, "the stream ended before its schema"))?;
-        Ok((schema, batches))
-    }
-
-    fn progress(&self) -> JsValue {
-        let p = Object::new();
-        set(&p, "bytesReceived", &(self.credit.received as f64).into());
-        set(&p, "batches", &(self.decoder.stats().batches as f64).into());
-        set(&p, "rows", &(self.rows as f64).into());
-        p.into()
+    pub async fn wait(self) -> Collected {
+        match self {
+            Collecting::Now(collected) => collected,
+            Collecting::Later(promise, slot) => {
+                let _ = JsFuture::from(promise).await;
+                // Filled before the promise resolves.
+                slot.take()
+                    .unwrap_or_else(|| Err(Failure::new(INTERNAL, "the stream is gone")))
+            }
+        }
     }
 }
 
@@ -431,19 +160,7 @@ impl GetState {
 /// ```
 #[wasm_bindgen]
 pub struct FlightStream {
-    state: Rc<RefCell<GetState>>,
-}
-
-#[derive(Serialize)]
-#[serde(rename_all = "camelCase")]
-struct FlightStreamStatsJs {
-    bytes_received: f64,
-    ipc_bytes_received: f64,
-    bytes_pushed: f64,
-    bytes_copied: f64,
-    messages: f64,
-    batches: f64,
-    rows: f64,
+    stream: StreamHandle,
 }
 
 #[wasm_bindgen(typescript_custom_section)]
@@ -470,8 +187,8 @@ export interface FlightProgress {
 "#;
 
 impl FlightStream {
-    pub(super) fn new(state: Rc<RefCell<GetState>>) -> Self {
-        FlightStream { state }
+    pub(super) fn new(stream: StreamHandle) -> Self {
+        FlightStream { stream }
     }
 }
 
@@ -481,7 +198,22 @@ impl FlightStream {
     /// `FlightError` if the stream failed, after the batches that came before the failure.
     #[wasm_bindgen(unchecked_return_type = "Promise<RecordBatch | undefined>")]
     pub fn next(&self) -> WasmResult<Promise> {
-        self.state.borrow_mut().next()
+        let promise = match self.stream.with(|get, out| get.next(out))? {
+            Next::Batch((batch, metadata)) => {
+                Promise::resolve(&JsValue::from(RecordBatch::with_metadata(batch, metadata)))
+            }
+            Next::End(Ok(())) => Promise::resolve(&JsValue::UNDEFINED),
+            Next::End(Err(failure)) => Promise::reject(&to_js(&failure)),
+            Next::Wait => {
+                let (promise, waiter) = Deferred::new();
+                // Not ended, so still on its connection.
+                if let Some(conn) = self.stream.conn() {
+                    conn.borrow_mut().wait(self.stream.id, waiter);
+                }
+                promise
+            }
+        };
+        Ok(promise)
     }
 
     /// Every remaining batch, as one `Table` (yours to `free()`), once the stream ends.
@@ -491,11 +223,9 @@ impl FlightStream {
     /// ```
     #[wasm_bindgen(js_name = readAll, unchecked_return_type = "Promise<Table>")]
     pub fn read_all(&self) -> WasmResult<Promise> {
-        let promise = self.state.borrow_mut().collect()?;
-        let state = Rc::clone(&self.state);
+        let collecting = Collecting::start(&self.stream)?;
         Ok(future_to_promise(async move {
-            JsFuture::from(promise).await?;
-            let (schema, batches) = state.borrow_mut().take_collected().map_err(|f| f.to_js())?;
+            let (schema, batches) = collecting.wait().await.map_err(|f| to_js(&f))?;
             Ok(table_with_metadata(&schema, batches).into())
         }))
     }
@@ -503,52 +233,55 @@ impl FlightStream {
     /// Stops the stream: the gateway cancels the upstream call, and a pending or later
     /// `next()` rejects with a `FlightError` whose code is 1 (CANCELLED).
     pub fn cancel(&self) {
-        self.state.borrow_mut().cancel();
+        let _ = self.stream.with(|get, out| {
+            get.cancel(out);
+            Ok(())
+        });
     }
 
     /// The schema once the first message arrived, otherwise `undefined`.
     #[wasm_bindgen(getter, unchecked_return_type = "Schema | undefined")]
     pub fn schema(&self) -> JsValue {
-        self.state
-            .borrow()
-            .decoder
-            .schema()
-            .map_or(JsValue::UNDEFINED, |s| schema_to_js(s))
+        let schema = self.stream.read(|get| get.schema().cloned()).flatten();
+        schema.map_or(JsValue::UNDEFINED, |s| schema_to_js(&s))
     }
 
     /// Bytes received, pushed and copied, messages, batches and rows (a new object each time).
     #[wasm_bindgen(getter, unchecked_return_type = "FlightStreamStats")]
     pub fn stats(&self) -> JsValue {
-        let s = self.state.borrow();
-        let stats = s.decoder.stats();
-        let value = FlightStreamStatsJs {
-            bytes_received: s.credit.received as f64,
-            ipc_bytes_received: s.ipc_received as f64,
-            bytes_pushed: stats.bytes_pushed as f64,
-            bytes_copied: stats.bytes_copied as f64,
-            messages: stats.messages as f64,
-            batches: stats.batches as f64,
-            rows: s.rows as f64,
+        let Some(s) = self.stream.read(GetStream::stats) else {
+            return JsValue::UNDEFINED;
         };
-        serde_wasm_bindgen::to_value(&value).unwrap_or(JsValue::UNDEFINED)
+        object(&[
+            ("bytesReceived", (s.bytes_received as f64).into()),
+            ("ipcBytesReceived", (s.ipc_bytes_received as f64).into()),
+            ("bytesPushed", (s.read.bytes_pushed as f64).into()),
+            ("bytesCopied", (s.read.bytes_copied as f64).into()),
+            ("messages", (s.read.messages as f64).into()),
+            ("batches", (s.read.batches as f64).into()),
+            ("rows", (s.rows as f64).into()),
+        ])
     }
 
     /// The credit window this stream runs with, in bytes.
     #[wasm_bindgen(getter, js_name = creditWindow)]
     pub fn credit_window(&self) -> f64 {
-        self.state.borrow().credit.window as f64
+        self.stream.read(|get| get.window() as f64).unwrap_or(0.0)
     }
 }
 
 impl Drop for FlightStream {
     fn drop(&mut self) {
         // Freed (or collected) before its end, with no `next()` or `readAll()` waiting:
-        // nobody will read the rest. `client.doGet(t).readAll()` drops the stream object
-        // while its promise is still pending, so a waiter keeps the stream going.
-        if let Ok(mut state) = self.state.try_borrow_mut() {
-            if state.waiter.is_none() && state.collect.is_none() {
-                state.cancel();
+        // nobody will read the rest, and the client cancels the stream.
+        // An ended stream is its own, and goes with its handle.
+        if let Some(conn) = self.stream.conn() {
+            if let Ok(mut c) = conn.try_borrow_mut() {
+                c.client.release(self.stream.id);
+            } else {
+                return;
             }
+            run(&conn);
         }
     }
 }

@@ -7,8 +7,10 @@ use js_sys::{Array, Object, Reflect, Uint8Array};
 use wasm_bindgen::prelude::*;
 
 use super::super::error::{usage, WasmResult};
+use super::super::object::set;
 use super::super::schema::schema_to_js;
-use super::error::{Failure, INTERNAL};
+use crate::flight::client::status::INTERNAL;
+use crate::flight::client::Failure;
 use crate::flight::control::{Descriptor, Endpoint, FlightInfo};
 use crate::ipc::{ReadLimits, StreamDecoder};
 
@@ -41,10 +43,6 @@ export interface FlightInfo {
 /** A ticket: bytes, a string (sent as UTF-8), or an endpoint of a FlightInfo. */
 export type Ticket = Uint8Array | string | FlightEndpoint;
 "#;
-
-pub(super) fn set(target: &Object, key: &str, value: &JsValue) {
-    let _ = Reflect::set(target, &key.into(), value);
-}
 
 fn get(source: &JsValue, key: &str) -> JsValue {
     Reflect::get(source, &key.into()).unwrap_or(JsValue::UNDEFINED)

@@ -1,13 +1,15 @@
-//! The Flight-over-WebSocket client (`docs/protocol.md`): `FlightClient` and the streams
-//! its calls open. The wire format is `crate::flight`; this is the web-sys socket, the
-//! state of each stream and the promises JavaScript awaits.
+//! The Flight-over-WebSocket client's JavaScript side (`docs/protocol.md`): the rules
+//! live in [`crate::flight::client`]; this is the web-sys socket, the promises
+//! JavaScript awaits and the exported classes.
 //!
-//! - `socket`: a WebSocket owning its listeners; `conn`: one connection and its streams;
-//! - `call`, `get`, `put`: the three kinds of stream; `open`: starting them;
-//! - `fetch`: `fetchAll`; `client`: the exported `FlightClient`;
-//! - `reserve`: the memory budget DoGets share for messages still arriving;
-//! - `info`, `options`, `error`, `deferred`: conversions and plumbing.
+//! - `socket`: a WebSocket owning its listeners; `conn`: one connection running a
+//!   `Client`, and what its actions do in JavaScript;
+//! - `client`, `get`, `put`: the exported `FlightClient`, `FlightStream`, `PutStream`;
+//! - `call`: what a call's answer becomes; `fetch`: `fetchAll`'s readers;
+//! - `abort`: an `AbortSignal` listener; `info`, `options`, `error`, `deferred`:
+//!   conversions and plumbing.
 
+mod abort;
 mod call;
 mod client;
 mod conn;
@@ -16,10 +18,8 @@ mod error;
 mod fetch;
 mod get;
 mod info;
-mod open;
 mod options;
 mod put;
-mod reserve;
 mod socket;
 
 pub use client::FlightClient;

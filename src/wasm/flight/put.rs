@@ -1,238 +1,16 @@
-//! DoPut: `PutState`, one upload as the connection sees it, and `PutStream`, the object
-//! JavaScript writes batches to. Batches are encoded by the right-sized writer with
-//! chunks capped at the gateway's segment size, so each chunk becomes one frame (or
-//! several, when the credit left is smaller), and frames are sent only against credit.
+//! DoPut: `PutStream`, the object JavaScript writes batches to, over an upload the
+//! connection's [`Client`](crate::flight::client::Client) keeps.
 
-use std::cell::RefCell;
-use std::collections::VecDeque;
 use std::rc::Rc;
 
-use js_sys::{Array, Promise, Uint8Array};
+use js_sys::Promise;
 use wasm_bindgen::prelude::*;
-use web_sys::WebSocket;
 
 use super::super::batch::RecordBatch;
-use super::super::error::{usage, WasmResult};
-use super::conn::{send, ConnRef};
+use super::super::error::WasmResult;
+use super::conn::{run, with_client, Owner};
 use super::deferred::Deferred;
-use super::error::{Failure, CANCELLED, DATA_LOSS};
-use crate::flight::control::ClientMessage;
-use crate::flight::frame::{encode_header, Flags, FrameKind, HEADER_LEN};
-use crate::ipc::{Chunks, StreamEncoder, WriteOptions};
-
-/// Chunks not yet sent, from `chunk` and `offset` on.
-struct Pending {
-    chunks: Chunks,
-    chunk: usize,
-    offset: usize,
-}
-
-pub(super) struct PutState {
-    id: u32,
-    ws: Option<WebSocket>,
-    max_segment: usize,
-    encoder: Option<StreamEncoder>,
-    credit: u64,
-    pending: VecDeque<Pending>,
-    /// Settled once everything written so far has been sent.
-    drained: Vec<Deferred>,
-    /// After `finish()`: `end` goes out once the pending bytes are sent.
-    ending: bool,
-    /// Whether `end` went out: the upload is whole only then.
-    end_sent: bool,
-    results: Vec<Vec<u8>>,
-    done: Option<Result<(), Failure>>,
-    finished: Option<Deferred>,
-}
-
-impl PutState {
-    pub fn new(id: u32, ws: Option<WebSocket>, max_segment: usize) -> Self {
-        PutState {
-            id,
-            ws,
-            max_segment,
-            encoder: None,
-            credit: 0,
-            pending: VecDeque::new(),
-            drained: Vec::new(),
-            ending: false,
-            end_sent: false,
-            results: Vec::new(),
-            done: None,
-            finished: None,
-        }
-    }
-
-    pub fn failed(failure: Failure) -> Self {
-        let mut state = PutState::new(0, None, 1);
-        state.done = Some(Err(failure));
-        state
-    }
-
-    pub fn grant(&mut self, bytes: u64) {
-        self.credit = self.credit.saturating_add(bytes);
-        self.pump();
-    }
-
-    pub fn result(&mut self, app_metadata: Vec<u8>) {
-        self.results.push(app_metadata);
-    }
-
-    /// Sends frames while there is credit and something to send.
-    fn pump(&mut self) {
-        let Some(ws) = self.ws.clone() else { return };
-        while self.credit > 0 && self.done.is_none() {
-            let Some(p) = self.pending.front_mut() else {
-                break;
-            };
-            let Some(chunk) = p.chunks.chunk(p.chunk) else {
-                self.pending.pop_front();
-                continue;
-            };
-            let n = (chunk.len() - p.offset)
-                .min(self.max_segment)
-                .min(usize::try_from(self.credit).unwrap_or(usize::MAX));
-            // A chunk never spans two messages; each write's first chunk starts one.
-            let flags = Flags {
-                first: p.offset == 0 && (p.chunk == 0 || p.chunks.ends_message(p.chunk - 1)),
-                last: p.offset + n == chunk.len() && p.chunks.ends_message(p.chunk),
-            };
-            // Built in JS memory: `ws` in Node sends later from the buffer it is given, so
-            // a view of wasm memory could change before it goes out.
-            let frame = Uint8Array::new_with_length((HEADER_LEN + n) as u32);
-            let header = encode_header(self.id, FrameKind::Data, flags, 0);
-            frame.subarray(0, HEADER_LEN as u32).copy_from(&header);
-            frame
-                .subarray(HEADER_LEN as u32, (HEADER_LEN + n) as u32)
-                .copy_from(&chunk[p.offset..p.offset + n]);
-            if ws.send_with_array_buffer_view(&frame).is_err() {
-                // The socket is closing; its close event fails the stream.
-                return;
-            }
-            self.credit -= n as u64;
-            p.offset += n;
-            if p.offset == chunk.len() {
-                p.chunk += 1;
-                p.offset = 0;
-            }
-        }
-        if self.pending.is_empty() {
-            for waiter in self.drained.drain(..) {
-                waiter.resolve(&JsValue::UNDEFINED);
-            }
-            if std::mem::take(&mut self.ending) {
-                self.end_sent = send(&ws, &ClientMessage::End { stream: self.id }).is_ok();
-            }
-        }
-    }
-
-    fn check_open(&self) -> WasmResult<()> {
-        match (&self.done, self.ending || self.finished.is_some()) {
-            (Some(Err(f)), _) => Err(usage(format!("the upload failed: {}", f.message))),
-            (Some(Ok(())), _) | (None, true) => Err(usage("the upload is finished")),
-            (None, false) => Ok(()),
-        }
-    }
-
-    fn queue(&mut self, chunks: Chunks) {
-        self.pending.push_back(Pending {
-            chunks,
-            chunk: 0,
-            offset: 0,
-        });
-        self.pump();
-    }
-
-    /// Resolves once everything queued so far is sent.
-    fn sent(&mut self) -> Promise {
-        if self.pending.is_empty() {
-            return Promise::resolve(&JsValue::UNDEFINED);
-        }
-        let (promise, waiter) = Deferred::new();
-        self.drained.push(waiter);
-        promise
-    }
-
-    fn write(&mut self, batch: &RecordBatch) -> WasmResult<Promise> {
-        self.check_open()?;
-        let max_segment = self.max_segment;
-        let encoder = match &mut self.encoder {
-            Some(encoder) => encoder,
-            none => none.insert(StreamEncoder::try_new(
-                batch.as_arrow().schema(),
-                WriteOptions {
-                    max_chunk_bytes: max_segment.max(8),
-                    ..WriteOptions::default()
-                },
-            )?),
-        };
-        let chunks = encoder.write_with_metadata(batch.as_arrow(), batch.metadata_ref())?;
-        self.queue(chunks);
-        Ok(self.sent())
-    }
-
-    fn finish_upload(&mut self) -> WasmResult<Promise> {
-        self.check_open()?;
-        let encoder = self.encoder.as_mut().ok_or_else(|| {
-            usage("write at least one batch before finish(): the schema comes from it")
-        })?;
-        let chunks = encoder.finish()?;
-        let (promise, finished) = Deferred::new();
-        self.finished = Some(finished);
-        self.ending = true;
-        self.queue(chunks);
-        Ok(promise)
-    }
-
-    /// The status arrived (or the connection failed).
-    pub fn finish(&mut self, result: Result<(), Failure>) {
-        if self.done.is_some() {
-            return;
-        }
-        // The server may answer OK early, but what was never sent did not arrive.
-        let whole = self.end_sent && self.pending.is_empty();
-        let result = result.and_then(|()| match whole {
-            true => Ok(()),
-            false => Err(Failure::new(
-                DATA_LOSS,
-                "the upload ended with OK before all of it was sent (the batches and the \
-                 end of the stream): the server did not get every batch",
-            )),
-        });
-        for waiter in self.drained.drain(..) {
-            waiter.settle(result.clone().map(|()| JsValue::UNDEFINED));
-        }
-        if let Some(finished) = self.finished.take() {
-            let results: Array = self
-                .results
-                .iter()
-                .map(|r| JsValue::from(Uint8Array::from(r.as_slice())))
-                .collect();
-            finished.settle(result.clone().map(|()| results.into()));
-        }
-        self.pending.clear();
-        self.done = Some(result);
-    }
-
-    /// Cancels the upload unless `finish()` was called: the handle is gone, so nobody
-    /// can end it, and an upload never ended must not stay open on the gateway.
-    fn abandon(&mut self) {
-        let finishing = self.finished.is_some() || self.ending || self.end_sent;
-        if !finishing {
-            self.cancel();
-        }
-    }
-
-    /// Asks the gateway to stop, and ends the upload here with status CANCELLED at once.
-    fn cancel(&mut self) {
-        if self.done.is_none() {
-            if let Some(ws) = &self.ws {
-                let _ = send(ws, &ClientMessage::Cancel { stream: self.id });
-            }
-            self.finish(Err(Failure::new(CANCELLED, "cancelled by the client")));
-        }
-    }
-}
+use crate::flight::control::Descriptor;
 
 /// An open DoPut: write batches, then `finish()` for the server's PutResults.
 ///
@@ -247,13 +25,20 @@ impl PutState {
 /// ```
 #[wasm_bindgen]
 pub struct PutStream {
-    _conn: Option<ConnRef>,
-    state: Rc<RefCell<PutState>>,
+    /// An upload keeps its connection open until it is freed.
+    owner: Rc<Owner>,
+    id: u32,
 }
 
 impl PutStream {
-    pub(super) fn new(conn: Option<ConnRef>, state: Rc<RefCell<PutState>>) -> Self {
-        PutStream { _conn: conn, state }
+    /// Starts a DoPut to `descriptor`. A stream that could not start fails at its first
+    /// `write()`.
+    pub(super) fn open(owner: Rc<Owner>, descriptor: Descriptor) -> Self {
+        let conn = &owner.conn;
+        let id = conn.borrow_mut().client.open_put(descriptor);
+        conn.borrow_mut().register_put(id);
+        run(conn);
+        PutStream { owner, id }
     }
 }
 
@@ -261,9 +46,13 @@ impl Drop for PutStream {
     fn drop(&mut self) {
         // Freed (or collected) before `finish()`; after it, the pending promise carries
         // the upload to its end.
-        if let Ok(mut state) = self.state.try_borrow_mut() {
-            state.abandon();
+        let conn = &self.owner.conn;
+        if let Ok(mut c) = conn.try_borrow_mut() {
+            c.client.release(self.id);
+        } else {
+            return;
         }
+        run(conn);
     }
 }
 
@@ -273,17 +62,52 @@ impl PutStream {
     /// Resolves once it is sent; rejects with a `FlightError` if the upload failed.
     #[wasm_bindgen(unchecked_return_type = "Promise<void>")]
     pub fn write(&self, batch: &RecordBatch) -> WasmResult<Promise> {
-        self.state.borrow_mut().write(batch)
+        let conn = &self.owner.conn;
+        let written = conn
+            .borrow_mut()
+            .client
+            .put_mut(self.id)
+            .and_then(|(put, out)| {
+                put.write(batch.as_arrow(), batch.metadata_ref(), out)
+                    .map(|()| put.is_sent())
+            });
+        let promise = match written {
+            Ok(true) => Promise::resolve(&JsValue::UNDEFINED),
+            Ok(false) => {
+                let (promise, waiter) = Deferred::new();
+                conn.borrow_mut().wait_sent(self.id, waiter);
+                promise
+            }
+            Err(e) => {
+                run(conn);
+                return Err(e.into());
+            }
+        };
+        run(conn);
+        Ok(promise)
     }
 
     /// Ends the upload and resolves with the `app_metadata` of each PutResult.
     #[wasm_bindgen(unchecked_return_type = "Promise<Uint8Array[]>")]
     pub fn finish(&self) -> WasmResult<Promise> {
-        self.state.borrow_mut().finish_upload()
+        let conn = &self.owner.conn;
+        let finishing = conn
+            .borrow_mut()
+            .client
+            .put_mut(self.id)
+            .and_then(|(put, out)| put.finish_upload(out));
+        if let Err(e) = finishing {
+            run(conn);
+            return Err(e.into());
+        }
+        let (promise, waiter) = Deferred::new();
+        conn.borrow_mut().wait_finished(self.id, waiter);
+        run(conn);
+        Ok(promise)
     }
 
     /// Abandons the upload; the server's call is cancelled, never completed with part of it.
     pub fn cancel(&self) {
-        self.state.borrow_mut().cancel();
+        with_client(&self.owner.conn, |c| c.cancel(self.id));
     }
 }

@@ -12,9 +12,9 @@ extern "C" {
     fn quiet(socket: &WebSocket);
 }
 
-/// What the socket reports.
+/// What the socket reports. Its opening is not one: the client waits for the gateway's
+/// `hello`, which follows it.
 pub(super) enum SocketEvent {
-    Open,
     Text(String),
     Binary(ArrayBuffer),
     Close { code: u16, reason: String },
@@ -50,8 +50,6 @@ impl Socket {
             ws,
             listeners: Vec::new(),
         };
-        let on = Rc::clone(&on_event);
-        socket.listen("open", move |_| on(SocketEvent::Open))?;
         let on = Rc::clone(&on_event);
         socket.listen("message", move |event| {
             let data = event.unchecked_into::<MessageEvent>().data();

@@ -1,0 +1,63 @@
+// bench/report.mjs with results from several engines: each engine's ratios come from its
+// own rows, the README summary gets one row per engine, and a suite an engine failed is
+// named with its error rather than left out.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const root = join(dirname(fileURLToPath(import.meta.url)), '../..');
+const SIZES = [100, 500, 2000, 8192];
+const BEGIN = '<!-- benchmark summary: written by pkg-scripts/bench.sh -->';
+const END = '<!-- end of benchmark summary -->';
+
+/** Uncompressed reader rows where Arrow JS takes `slower[i]` times Quiver's time at SIZES[i]. */
+const readerRows = (slower) => SIZES.flatMap((rows, i) => [
+  { codec: 'none', rows, mode: '64k', read: false, name: 'quiver', usPerBatch: 10 },
+  { codec: 'none', rows, mode: '64k', read: false, name: 'arrowjs', usPerBatch: 10 * slower[i] },
+]);
+
+/** Runs report.mjs on `results` (engine -> JSON) and returns the page and the README's summary. */
+async function report(results) {
+  const dir = await mkdtemp(join(tmpdir(), 'quiver-report-test-'));
+  try {
+    for (const [engine, json] of Object.entries(results)) await writeFile(join(dir, `${engine}.json`), JSON.stringify(json));
+    await writeFile(join(dir, 'firefox.md'), '#### Reader, Firefox 153.8.0esr, uncompressed');
+    await writeFile(join(dir, 'README.md'), `# x\n${BEGIN}\nold\n${END}\n`);
+    execFileSync('node', ['bench/report.mjs', dir, join(dir, 'out.md'), '--readme', join(dir, 'README.md')], { cwd: root });
+    const readme = await readFile(join(dir, 'README.md'), 'utf8');
+    return { page: await readFile(join(dir, 'out.md'), 'utf8'), summary: readme.slice(readme.indexOf(BEGIN), readme.indexOf(END)) };
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+}
+
+const results = {
+  chromium: { env: 'Chromium 156', report: { reader: readerRows([2, 3, 4, 5]) }, failed: {} },
+  firefox: { env: 'Firefox 153.8.0esr', report: { reader: readerRows([1.5, 1.5, 1.5, 1.5]), flight: [] }, failed: { flight: 'TypeError: no | socket\n  at page.js:1' } },
+  node: { env: 'Node 20', report: { reader: readerRows([7, 8, 8, 9]) } },
+};
+
+test('the summary has a row per engine, each with its own ratios, and names a failed suite', async () => {
+  const { summary } = await report(results);
+  const rows = summary.split('\n').filter((l) => l.startsWith('| decode, uncompressed | Arrow') || l.startsWith('| Flight'));
+  assert.deepEqual(rows, [
+    '| decode, uncompressed | Arrow JS\'s async reader | Chromium | 2.00–5.00× |',
+    '| decode, uncompressed | Arrow JS\'s async reader | Firefox | 1.50× |',
+    '| decode, uncompressed | Arrow JS\'s async reader | Node | 7.00–9.00× |',
+    '| Flight DoGet, decoded | the gateway\'s raw delivery | Firefox | did not run: TypeError: no \\| socket |',
+  ]);
+  assert.match(summary, /^\| work \| against \| engine \| peer's time ÷ Quiver's \|$/m);
+  assert.match(summary, /\(Chromium 156, Firefox 153\.8\.0esr, Node 20\)/);
+});
+
+test('the page has a section per engine that ran, with its failures and its tables', async () => {
+  const { page } = await report(results);
+  assert.deepEqual(page.match(/^## (Chromium|Firefox|WebKit|Node)$/gm), ['## Chromium', '## Firefox', '## Node']);
+  const firefox = page.slice(page.indexOf('## Firefox'), page.indexOf('## Node'));
+  assert.equal(firefox, '## Firefox\n\n**flight did not run in Firefox:**\n\n```\nTypeError: no | socket\n  at page.js:1\n```\n\n'
+    + '#### Reader, Firefox 153.8.0esr, uncompressed\n\n');
+});
