@@ -63,6 +63,14 @@ if ! command -v firefox-esr >/dev/null || ! command -v xvfb-run >/dev/null \
   as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq firefox-esr webkit2gtk-driver xvfb >/dev/null
 fi
 
+# protoc, which the Flight SQL test fixture's dependencies (datafusion-flight-sql-server's
+# Substrait crates) run when they build (tests/fixtures/flight-sql-server).
+if ! command -v protoc >/dev/null; then
+  log "installing Debian protobuf-compiler"
+  as_root apt-get update -qq
+  as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq protobuf-compiler >/dev/null
+fi
+
 # npm dependencies: binaryen's wasm-opt (Debian's 108 breaks wasm-bindgen 0.2.130 output),
 # the benchmark peers, playwright-core and ws.
 if [ ! -x node_modules/.bin/wasm-opt ] || [ package-lock.json -nt node_modules/.package-lock.json ]; then

@@ -83,6 +83,11 @@ step "build npm package (zstd-c flavour)" pkg-scripts/build.sh --zstd-c
 # pyarrow writes the streams and expected values under tests/data/types (not checked in) that
 # the Node and browser column and fromArrowJS tests read.
 step "pyarrow expected values" .venv/bin/python tests/data/expected.py
+# The real Flight SQL server that tests/js/flight_sql.test.js runs against:
+# datafusion-flight-sql-server, a separate Cargo project with its own lock file and target
+# dir (it is on arrow-flight 59, Quiver on 60). Built here so that its time shows apart.
+step "build the Flight SQL fixture" env CARGO_TARGET_DIR=tests/fixtures/flight-sql-server/target \
+  cargo build --locked --manifest-path tests/fixtures/flight-sql-server/Cargo.toml
 step "JS tests (node --test)" node --test tests/js/
 # The packed tarball installed as a user would: a Vite app in Chromium, Firefox and
 # WebKit, a Node script, tsc.

@@ -16,6 +16,7 @@
 // `unwrap_err()` where a test asserts that a call fails.
 #![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used))]
 
+mod fields;
 pub mod flight;
 #[cfg(feature = "writer")]
 pub mod import;

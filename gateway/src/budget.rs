@@ -26,6 +26,12 @@ use std::time::Instant;
 
 use tonic::Status;
 
+/// The HTTP/2 flow-control window of one upstream stream, from the smallest (for calls
+/// whose answers are small, and DoGets opened with little credit) to the largest: what a
+/// stalled stream may hold.
+pub(crate) const MIN_STREAM_WINDOW: u32 = 64 << 10;
+pub(crate) const MAX_STREAM_WINDOW: u32 = 2 << 20;
+
 /// The three limits, in bytes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Limits {

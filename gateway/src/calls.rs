@@ -1,13 +1,14 @@
 //! The Flight calls whose results travel as JSON: Handshake, ListFlights, GetFlightInfo,
-//! PollFlightInfo, GetSchema, DoAction and ListActions.
+//! PollFlightInfo, GetSchema, DoAction and ListActions. Flight SQL's `sql.` actions go
+//! through [`SqlAction`].
 
 use arrow_flight::{Action, Criteria, Empty, HandshakeRequest};
 use quiver::flight::control::{ClientMessage, ServerMessage};
-use quiver::flight::message::CONTINUATION;
 use tonic::Status;
 
-use crate::convert::{descriptor_to_proto, info_from_proto, poll_from_proto};
+use crate::convert::{descriptor_to_proto, encapsulated, info_from_proto, poll_from_proto};
 use crate::out::Out;
+use crate::sql::action::{SqlAction, ACTION_PREFIX};
 use crate::upstream::{request, CallMetadata, Client};
 
 /// Runs one request and sends its results; the caller sends the terminal status.
@@ -53,14 +54,14 @@ pub(crate) async fn run(
             }
         }
         ClientMessage::GetFlightInfo { stream, descriptor } => {
-            let req = request(descriptor_to_proto(descriptor), metadata)?;
+            let req = request(descriptor_to_proto(descriptor)?, metadata)?;
             let info = with_encapsulated_schema(info_from_proto(
                 client.get_flight_info(req).await?.into_inner(),
             ));
             send(ServerMessage::FlightInfo { stream, info }).await?;
         }
         ClientMessage::PollFlightInfo { stream, descriptor } => {
-            let req = request(descriptor_to_proto(descriptor), metadata)?;
+            let req = request(descriptor_to_proto(descriptor)?, metadata)?;
             let mut poll =
                 poll_from_proto(stream, client.poll_flight_info(req).await?.into_inner());
             if let ServerMessage::PollInfo {
@@ -72,13 +73,29 @@ pub(crate) async fn run(
             send(poll).await?;
         }
         ClientMessage::GetSchema { stream, descriptor } => {
-            let req = request(descriptor_to_proto(descriptor), metadata)?;
+            let req = request(descriptor_to_proto(descriptor)?, metadata)?;
             let schema = client.get_schema(req).await?.into_inner().schema.to_vec();
             send(ServerMessage::Schema {
                 stream,
                 schema: encapsulated(schema),
             })
             .await?;
+        }
+        ClientMessage::DoAction {
+            stream,
+            action,
+            body,
+        } if action.starts_with(ACTION_PREFIX) => {
+            let sql_action = SqlAction::parse(&action[ACTION_PREFIX.len()..], &body)?;
+            let req = request(sql_action.to_action()?, metadata)?;
+            let mut results = client.do_action(req).await?.into_inner();
+            while let Some(r) = results.message().await? {
+                send(ServerMessage::Result {
+                    stream,
+                    body: sql_action.result_to_browser(&r.body)?,
+                })
+                .await?;
+            }
         }
         ClientMessage::DoAction {
             stream,
@@ -127,35 +144,4 @@ fn with_encapsulated_schema(
 ) -> quiver::flight::control::FlightInfo {
     info.schema = encapsulated(std::mem::take(&mut info.schema));
     info
-}
-
-/// Flight allows schema bytes without the continuation marker (the pre-1.0 IPC
-/// format); the client's decoder wants it, so add it.
-fn encapsulated(schema: Vec<u8>) -> Vec<u8> {
-    let marker = CONTINUATION.to_le_bytes();
-    if schema.is_empty() || schema.starts_with(&marker) {
-        return schema;
-    }
-    let mut out = Vec::with_capacity(schema.len() + 4);
-    out.extend_from_slice(&marker);
-    out.extend_from_slice(&schema);
-    out
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn schema_bytes_get_the_marker() {
-        assert_eq!(encapsulated(vec![]), Vec::<u8>::new());
-        assert_eq!(
-            encapsulated(vec![8, 0, 0, 0, 1]),
-            [255, 255, 255, 255, 8, 0, 0, 0, 1]
-        );
-        assert_eq!(
-            encapsulated(vec![255, 255, 255, 255, 0, 0, 0, 0]),
-            [255, 255, 255, 255, 0, 0, 0, 0]
-        );
-    }
 }

@@ -10,8 +10,8 @@ use clap::Parser;
 use tokio_rustls::rustls::ServerConfig;
 
 pub use crate::budget::Limits;
+use crate::budget::MIN_STREAM_WINDOW;
 use crate::tls::UpstreamTls;
-use crate::upstream::MIN_STREAM_WINDOW;
 
 const DAY_SECS: u64 = 24 * 60 * 60;
 

@@ -16,10 +16,10 @@ use quiver::flight::{ProtocolError, VERSION};
 use tokio::sync::mpsc;
 
 use crate::budget::Account;
+use crate::budget::MIN_STREAM_WINDOW;
 use crate::out::{Out, Queued};
 use crate::shared::Shared;
 use crate::streams::{Finished, Stop, Streams};
-use crate::upstream::MIN_STREAM_WINDOW;
 
 /// Messages queued for the socket; a full queue pauses the stream tasks.
 const OUT_QUEUE: usize = 16;

@@ -1,15 +1,20 @@
 //! Conversions between Flight protobuf messages and the protocol's JSON messages.
 
 use arrow_flight::flight_descriptor::DescriptorType;
-use arrow_flight::{FlightDescriptor, FlightEndpoint, FlightInfo, PollInfo};
+use arrow_flight::{FlightDescriptor, FlightEndpoint, FlightInfo, Location, PollInfo, Ticket};
 use quiver::flight::control::{self, code_name, Descriptor, ServerMessage};
+use quiver::flight::message::CONTINUATION;
 use tonic::Status;
 
-pub(crate) fn descriptor_to_proto(d: Descriptor) -> FlightDescriptor {
-    match d {
+use crate::sql::command::Command;
+
+/// The Flight descriptor of a protocol one; a `sql` descriptor's command is encoded here.
+pub(crate) fn descriptor_to_proto(d: Descriptor) -> Result<FlightDescriptor, Status> {
+    Ok(match d {
         Descriptor::Path(path) => FlightDescriptor::new_path(path),
         Descriptor::Cmd(cmd) => FlightDescriptor::new_cmd(cmd),
-    }
+        Descriptor::Sql(json) => FlightDescriptor::new_cmd(Command::from_json(&json)?.to_cmd()?),
+    })
 }
 
 fn descriptor_from_proto(d: FlightDescriptor) -> Descriptor {
@@ -34,6 +39,39 @@ fn endpoint_from_proto(e: FlightEndpoint) -> control::Endpoint {
         expiration_time_ms: timestamp_ms(e.expiration_time),
         app_metadata: e.app_metadata.to_vec(),
     }
+}
+
+fn timestamp_from_ms(ms: i64) -> prost_types::Timestamp {
+    prost_types::Timestamp {
+        seconds: ms.div_euclid(1000),
+        nanos: (ms.rem_euclid(1000) * 1_000_000) as i32,
+    }
+}
+
+fn endpoint_to_proto(e: control::Endpoint) -> FlightEndpoint {
+    FlightEndpoint {
+        ticket: Some(Ticket::new(e.ticket)),
+        location: e
+            .locations
+            .into_iter()
+            .map(|uri| Location { uri })
+            .collect(),
+        expiration_time: e.expiration_time_ms.map(timestamp_from_ms),
+        app_metadata: e.app_metadata.into(),
+    }
+}
+
+/// A FlightInfo as the browser sends it back (to cancel it), for the server.
+pub(crate) fn info_to_proto(i: control::FlightInfo) -> Result<FlightInfo, Status> {
+    Ok(FlightInfo {
+        schema: i.schema.into(),
+        flight_descriptor: i.descriptor.map(descriptor_to_proto).transpose()?,
+        endpoint: i.endpoints.into_iter().map(endpoint_to_proto).collect(),
+        total_records: i.total_records,
+        total_bytes: i.total_bytes,
+        ordered: i.ordered,
+        app_metadata: i.app_metadata.into(),
+    })
 }
 
 pub(crate) fn info_from_proto(i: FlightInfo) -> control::FlightInfo {
@@ -71,10 +109,35 @@ pub(crate) fn status_message(stream: u32, status: &Status) -> ServerMessage {
     }
 }
 
+/// Flight allows schema bytes without the continuation marker (the pre-1.0 IPC
+/// format); the client's decoder wants it, so add it.
+pub(crate) fn encapsulated(schema: Vec<u8>) -> Vec<u8> {
+    let marker = CONTINUATION.to_le_bytes();
+    if schema.is_empty() || schema.starts_with(&marker) {
+        return schema;
+    }
+    let mut out = Vec::with_capacity(schema.len() + 4);
+    out.extend_from_slice(&marker);
+    out.extend_from_slice(&schema);
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-    use arrow_flight::{Location, Ticket};
+
+    #[test]
+    fn schema_bytes_get_the_marker() {
+        assert_eq!(encapsulated(vec![]), Vec::<u8>::new());
+        assert_eq!(
+            encapsulated(vec![8, 0, 0, 0, 1]),
+            [255, 255, 255, 255, 8, 0, 0, 0, 1]
+        );
+        assert_eq!(
+            encapsulated(vec![255, 255, 255, 255, 0, 0, 0, 0]),
+            [255, 255, 255, 255, 0, 0, 0, 0]
+        );
+    }
 
     #[test]
     fn flight_info_to_json() {
@@ -102,8 +165,10 @@ mod tests {
         assert_eq!(j.endpoints[0].ticket, b"t");
         assert_eq!(j.endpoints[0].locations, ["grpc://127.0.0.1:1"]);
         assert_eq!(j.endpoints[0].expiration_time_ms, Some(2005));
-        let cmd = descriptor_from_proto(descriptor_to_proto(Descriptor::Cmd(vec![7])));
+        let cmd = descriptor_from_proto(descriptor_to_proto(Descriptor::Cmd(vec![7])).unwrap());
         assert_eq!(cmd, Descriptor::Cmd(vec![7]));
+        let back = info_from_proto(info_to_proto(j.clone()).unwrap());
+        assert_eq!(back, j);
     }
 
     #[test]

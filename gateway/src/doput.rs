@@ -17,7 +17,7 @@ use std::sync::{Arc, Mutex};
 use arrow_flight::{FlightData, FlightDescriptor, PutResult};
 use bytes::Bytes;
 use futures::Stream;
-use quiver::flight::control::ServerMessage;
+use quiver::flight::control::{Descriptor, ServerMessage};
 use quiver::flight::credit::Credit;
 use quiver::flight::message::Splitter;
 use tokio::sync::mpsc;
@@ -27,7 +27,9 @@ use tonic::Status;
 use tonic_prost::{ProstDecoder, ProstEncoder};
 
 use crate::budget::{Account, Held};
+use crate::convert::descriptor_to_proto;
 use crate::out::Out;
+use crate::sql::command::{Command, PutAnswer};
 use crate::upstream::{request, CallMetadata, Client};
 
 const DO_PUT: &str = "/arrow.flight.protocol.FlightService/DoPut";
@@ -62,7 +64,7 @@ impl Upload {
 pub(crate) struct DoPut {
     pub stream: u32,
     pub client: Client,
-    pub descriptor: FlightDescriptor,
+    pub descriptor: Descriptor,
     pub metadata: CallMetadata,
     pub uploads: mpsc::Receiver<Upload>,
     pub credit: Arc<Mutex<Credit>>,
@@ -84,6 +86,14 @@ impl DoPut {
             account,
             max_message,
         } = self;
+        let (descriptor, answer) = match descriptor {
+            Descriptor::Sql(json) => {
+                let command = Command::from_json(&json)?;
+                let cmd = FlightDescriptor::new_cmd(command.to_cmd()?);
+                (cmd, command.put_answer())
+            }
+            other => (descriptor_to_proto(other)?, PutAnswer::Opaque),
+        };
         let (tx, rx) = mpsc::channel::<Outgoing>(2);
         let req = request(upload_stream(rx), &metadata)?;
         let results_out = out.clone();
@@ -97,7 +107,7 @@ impl DoPut {
             while let Some(r) = results.message().await? {
                 let msg = ServerMessage::PutResult {
                     stream,
-                    app_metadata: r.app_metadata.to_vec(),
+                    app_metadata: answer.to_browser(&r.app_metadata)?,
                 };
                 results_out.send_json(&msg).await?;
             }
@@ -152,6 +162,11 @@ impl Feed {
             match upload {
                 Upload::End => {
                     self.splitter.finish().map_err(invalid)?;
+                    if self.descriptor.is_some() {
+                        // An upload of nothing (a Flight SQL update) still names its
+                        // descriptor, in a message without data.
+                        self.send(Bytes::new(), Bytes::new(), Bytes::new()).await?;
+                    }
                     return self.forward(Outgoing::End).await;
                 }
                 Upload::Metadata(app_metadata) => {

@@ -14,6 +14,7 @@
 //! - `credit`: a DoGet stream's credit, shared by the connection and the stream's task.
 //! - `out`: the bounded queue of messages to the socket.
 //! - `convert`: Flight protobuf messages to and from the protocol's JSON.
+//! - `sql`: Flight SQL commands and actions in JSON, encoded with arrow-flight's types.
 //! - `status`: what a browser sees of a status (lost connections, upstream text).
 //! - `upstream`: the location allow-list and each connection's gRPC channels.
 //! - [`demo`]: an in-process Flight service with generated data (`--demo`).
@@ -32,6 +33,7 @@ mod http;
 mod listen;
 mod out;
 mod shared;
+mod sql;
 mod static_files;
 mod status;
 mod streams;

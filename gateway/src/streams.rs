@@ -17,16 +17,17 @@ use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
 use tonic::Status;
 
+use crate::budget::MIN_STREAM_WINDOW;
 use crate::budget::{Account, Held};
 use crate::calls;
-use crate::convert::{descriptor_to_proto, status_message};
+use crate::convert::status_message;
 use crate::credit::SharedCredit;
 use crate::doget::DoGet;
 use crate::doput::{DoPut, Upload};
 use crate::out::Out;
 use crate::shared::Shared;
 use crate::status::naming_location;
-use crate::upstream::{stream_window, CallMetadata, Pool, MIN_STREAM_WINDOW};
+use crate::upstream::{stream_window, CallMetadata, Pool};
 
 /// A stream's end: its id and the call's result.
 pub(crate) type Finished = (u32, Result<(), Status>);
@@ -240,7 +241,7 @@ impl Streams {
                 let task = DoPut {
                     stream,
                     client,
-                    descriptor: descriptor_to_proto(descriptor),
+                    descriptor,
                     metadata,
                     uploads: rx,
                     credit: credit.clone(),

@@ -29,6 +29,7 @@ use tonic::metadata::MetadataMap;
 use tonic::transport::{Channel, ClientTlsConfig, Endpoint};
 use tonic::{Extensions, Request, Status};
 
+use crate::budget::{MAX_STREAM_WINDOW, MIN_STREAM_WINDOW};
 use crate::config::Config;
 
 /// One Flight server's channel, and the message size limit every call to it has.
@@ -70,12 +71,6 @@ impl Client {
 
 /// Flight's "same server as the FlightInfo" location.
 const REUSE_CONNECTION: &str = "arrow-flight-reuse-connection://?";
-
-/// The HTTP/2 flow-control window of one upstream stream, from the smallest (for calls
-/// whose answers are small, and DoGets opened with little credit) to the largest: what a
-/// stalled stream may hold.
-pub(crate) const MIN_STREAM_WINDOW: u32 = 64 << 10;
-const MAX_STREAM_WINDOW: u32 = 2 << 20;
 
 /// The stream window for a DoGet opened with `credit`: the credit, rounded up to a
 /// power of two within the window sizes.

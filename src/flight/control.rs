@@ -3,15 +3,18 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::fields::Fields;
 use super::{ProtocolError, Result};
+use crate::fields::Fields;
 
-/// A Flight descriptor: `{"path": ["a", "b"]}` or `{"cmd": "<base64>"}`.
+/// A Flight descriptor: `{"path": ["a", "b"]}`, `{"cmd": "<base64>"}`, or
+/// `{"sql": "<JSON text>"}`, a Flight SQL command that the gateway encodes as a `cmd`
+/// (docs/protocol.md, "Flight SQL"). The client passes the JSON text through unread.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase", deny_unknown_fields)]
 pub enum Descriptor {
     Path(Vec<String>),
     Cmd(#[serde(with = "b64")] Vec<u8>),
+    Sql(String),
 }
 
 /// A `FlightEndpoint`. Passing `ticket` and one of `locations` back in `doGet` reads it.

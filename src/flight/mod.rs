@@ -17,7 +17,6 @@ pub mod client;
 pub mod control;
 pub mod credit;
 mod error;
-mod fields;
 pub mod frame;
 pub mod message;
 pub mod streams;

@@ -1,30 +1,29 @@
 //! The type description JS sends (apache-arrow JS type objects, flattened to plain data)
 //! and its arrow-rs `DataType`.
 
+use std::cell::Cell;
 use std::collections::HashMap;
 use std::sync::Arc;
 
 use arrow_schema::{DataType, Field, IntervalUnit, Schema, SchemaRef, TimeUnit};
-use serde::Deserialize;
+use serde::de::Error as _;
+use serde::{Deserialize, Deserializer};
 
+use crate::fields::Fields;
 use crate::ipc::{QuiverError, Result};
 
 /// One field: an apache-arrow JS `Field`.
-#[derive(Debug, Clone, Deserialize)]
-#[serde(rename_all = "camelCase")]
+#[derive(Debug, Clone)]
 pub struct FieldSpec {
     pub name: String,
     pub nullable: bool,
-    #[serde(rename = "type")]
     pub data_type: TypeSpec,
-    #[serde(default)]
     pub metadata: HashMap<String, String>,
 }
 
 /// One type: the fields of an apache-arrow JS `DataType` that arrow-rs needs. `id` is
 /// Arrow JS's `type.typeId` (the `Type` enum); `name` is `String(type)`, for errors.
-#[derive(Debug, Clone, Deserialize)]
-#[serde(rename_all = "camelCase")]
+#[derive(Debug, Clone)]
 pub struct TypeSpec {
     pub id: i32,
     pub name: String,
@@ -37,10 +36,78 @@ pub struct TypeSpec {
     pub byte_width: Option<i32>,
     pub list_size: Option<i32>,
     pub keys_sorted: Option<bool>,
-    #[serde(default)]
     pub children: Vec<FieldSpec>,
     pub indices: Option<Box<TypeSpec>>,
     pub dictionary: Option<Box<TypeSpec>>,
+}
+
+/// How deeply types may nest in a description, as Arrow C++ allows in IPC metadata.
+/// Each level is read by a parse of its own, so serde_json's recursion limit does not
+/// bound the depth: this does, before the stack could overflow.
+pub const MAX_NESTING: usize = 64;
+
+thread_local! {
+    static NESTING: Cell<usize> = const { Cell::new(0) };
+}
+
+/// One level of type nesting while it is read; leaving it gives the level back.
+struct Nested;
+
+impl Nested {
+    fn enter() -> std::result::Result<Nested, String> {
+        NESTING.with(|depth| {
+            if depth.get() >= MAX_NESTING {
+                return Err(format!("types nest deeper than {MAX_NESTING} levels"));
+            }
+            depth.set(depth.get() + 1);
+            Ok(Nested)
+        })
+    }
+}
+
+impl Drop for Nested {
+    fn drop(&mut self) {
+        NESTING.with(|depth| depth.set(depth.get() - 1));
+    }
+}
+
+// Read field by field (`Fields`) rather than derived: serde's derive for these cost
+// 4 KiB of the wasm package (docs/size.md).
+impl<'de> Deserialize<'de> for FieldSpec {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> std::result::Result<Self, D::Error> {
+        Fields::deserialize(deserializer, "a field", |f| {
+            Ok(FieldSpec {
+                name: f.take("name")?,
+                nullable: f.take("nullable")?,
+                data_type: f.take("type")?,
+                metadata: f.take_or_default("metadata")?,
+            })
+        })
+    }
+}
+
+impl<'de> Deserialize<'de> for TypeSpec {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> std::result::Result<Self, D::Error> {
+        let _level = Nested::enter().map_err(D::Error::custom)?;
+        Fields::deserialize(deserializer, "a type", |f| {
+            Ok(TypeSpec {
+                id: f.take("id")?,
+                name: f.take("name")?,
+                bit_width: f.take_or_default("bitWidth")?,
+                is_signed: f.take_or_default("isSigned")?,
+                precision: f.take_or_default("precision")?,
+                scale: f.take_or_default("scale")?,
+                unit: f.take_or_default("unit")?,
+                timezone: f.take_or_default("timezone")?,
+                byte_width: f.take_or_default("byteWidth")?,
+                list_size: f.take_or_default("listSize")?,
+                keys_sorted: f.take_or_default("keysSorted")?,
+                children: f.take_or_default("children")?,
+                indices: f.take_or_default("indices")?,
+                dictionary: f.take_or_default("dictionary")?,
+            })
+        })
+    }
 }
 
 /// The arrow-rs schema of `fields`; errors name the field and the Arrow JS type.
@@ -222,5 +289,30 @@ mod tests {
                 "unsupported: field \"f\": type T declares size -1, expected a non-negative size"
             );
         }
+    }
+
+    /// `depth` types: lists of lists of int8.
+    fn nested_json(depth: usize) -> String {
+        let mut json = r#"{"id":2,"name":"Int8","bitWidth":8,"isSigned":true}"#.to_owned();
+        for _ in 1..depth {
+            json = format!(
+                r#"{{"id":12,"name":"List","children":[{{"name":"item","nullable":true,"type":{json},"metadata":{{}}}}]}}"#
+            );
+        }
+        format!(r#"[{{"name":"f","nullable":true,"type":{json},"metadata":{{}}}}]"#)
+    }
+
+    #[test]
+    fn nesting_is_bounded() {
+        let fields: Vec<FieldSpec> = serde_json::from_str(&nested_json(MAX_NESTING)).unwrap();
+        let schema = schema_from_specs(&fields, HashMap::new()).unwrap();
+        assert!(matches!(schema.field(0).data_type(), DataType::List(_)));
+        let error = serde_json::from_str::<Vec<FieldSpec>>(&nested_json(MAX_NESTING + 1))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            error.contains("types nest deeper than 64 levels at line 1"),
+            "{error}"
+        );
     }
 }

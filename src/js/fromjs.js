@@ -38,8 +38,17 @@ function describing(memory, describe) {
   }
 }
 
-/** Arrow JS `DataType` → the plain type description that Rust parses (spec.rs). */
-function typeSpec(type) {
+/** How deeply types may nest: `MAX_NESTING` in spec.rs, which refuses deeper ones. */
+const MAX_NESTING = 64;
+
+/**
+ * Arrow JS `DataType` → the plain type description that Rust parses (spec.rs). `depth`
+ * counts the types around it; `name` is the top-level field's, for the error.
+ */
+function typeSpec(type, name, depth) {
+  if (depth > MAX_NESTING) {
+    throw new Error(`fromArrowJS: field ${JSON.stringify(name)}: types nest deeper than ${MAX_NESTING} levels`);
+  }
   const spec = {
     id: type.typeId,
     name: String(type),
@@ -52,19 +61,19 @@ function typeSpec(type) {
     byteWidth: type.byteWidth,
     listSize: type.listSize,
     keysSorted: type.keysSorted,
-    children: (type.children ?? []).map(fieldSpec),
+    children: (type.children ?? []).map((child) => fieldSpec(child, depth + 1, name)),
   };
   if (type.typeId === -1) {
-    spec.indices = typeSpec(type.indices);
-    spec.dictionary = typeSpec(type.dictionary);
+    spec.indices = typeSpec(type.indices, name, depth + 1);
+    spec.dictionary = typeSpec(type.dictionary, name, depth + 1);
   }
   return spec;
 }
 
-const fieldSpec = (field) => ({
+const fieldSpec = (field, depth = 1, topName = field.name) => ({
   name: field.name,
   nullable: field.nullable,
-  type: typeSpec(field.type),
+  type: typeSpec(field.type, topName, depth),
   metadata: Object.fromEntries(field.metadata ?? []),
 });
 
@@ -149,7 +158,7 @@ function describeArrow(value) {
     throw new Error(`fromArrowJS expects an apache-arrow RecordBatch or Table, found ${kind(value)}`);
   }
   const schemaFields = value.schema.fields;
-  const schema = { fields: schemaFields.map(fieldSpec), metadata: Object.fromEntries(value.schema.metadata ?? []) };
+  const schema = { fields: schemaFields.map((field) => fieldSpec(field)), metadata: Object.fromEntries(value.schema.metadata ?? []) };
   return {
     table: isTable,
     schema: JSON.stringify(schema),

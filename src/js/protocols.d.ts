@@ -50,7 +50,7 @@ interface FlightClientDoPut<Batch, Table> {
    */
   // The descriptor type is spelled out: the decode-only build has no FlightDescriptor.
   doPut(
-    descriptor: { path: string[] } | { cmd: Uint8Array | string },
+    descriptor: { path: string[] } | { cmd: Uint8Array | string } | { sql: string },
     data: Table | Batch[],
   ): Promise<Uint8Array[]>;
 }
@@ -163,4 +163,88 @@ interface StreamWriterTransformStream<Batch, Options> {
    * ```
    */
   (options?: Options): TransformStream<Batch, Uint8Array>;
+}
+
+/** The FlightInfo type of a client, read from its `getFlightInfo` (absent in decode-only). */
+type InfoOf<Client> = Client extends { getFlightInfo(descriptor: never): Promise<infer Info> } ? Info : never;
+
+/** The schema type of a FlightInfo type. */
+type SchemaOf<Info> = Info extends { schema: infer Schema } ? Schema : never;
+
+/** Options of every `client.sql` call: aborting the signal rejects the call with CANCELLED. */
+interface SqlCallOptions {
+  signal?: AbortSignal;
+}
+
+interface FlightClientSql<Batch, Table> {
+  /**
+   * Flight SQL on this connection. The gateway encodes Flight SQL's messages; tables
+   * returned are yours to `free()`.
+   *
+   * ```js
+   * using table = await client.sql.execute('SELECT * FROM trips WHERE fare > 10');
+   * ```
+   */
+  readonly sql: FlightSqlClient<Batch, Table, InfoOf<this>>;
+}
+
+/** The Flight SQL calls of a FlightClient (`client.sql`). */
+interface FlightSqlClient<Batch, Table, Info> {
+  /** The FlightInfo of a query; `fetchAll` or `doGet` read its endpoints. */
+  query(sql: string, options?: SqlCallOptions): Promise<Info>;
+  /** Runs a query and reads all of its endpoints into one Table (`fetchAll`'s options apply). */
+  execute(sql: string, options?: SqlCallOptions & { concurrency?: number; connections?: number }): Promise<Table>;
+  /** Runs a query and yields its batches as they arrive; each is yours to `free()`. */
+  stream(sql: string, options?: SqlCallOptions): AsyncGenerator<Batch, void, undefined>;
+  /** Runs an update (CommandStatementUpdate); resolves with the affected row count. */
+  executeUpdate(sql: string, options?: SqlCallOptions): Promise<number>;
+  /**
+   * Prepares a statement.
+   *
+   * ```js
+   * const stmt = await client.sql.prepare('SELECT * FROM trips WHERE city_id = $1');
+   * await stmt.bind(batchFromColumns({ $1: BigInt64Array.of(3n) }));
+   * using table = await stmt.execute();
+   * await stmt.close();
+   * ```
+   */
+  prepare(sql: string, options?: SqlCallOptions): Promise<PreparedStatement<Batch, Table, Info>>;
+  /** The catalogs: column `catalog_name`. */
+  getCatalogs(options?: SqlCallOptions): Promise<Table>;
+  /** The schemas of `catalog` whose names match `pattern` (SQL LIKE: `%`, `_`). */
+  getDbSchemas(options?: SqlCallOptions & { catalog?: string; pattern?: string }): Promise<Table>;
+  /** The tables matching the filters; `includeSchema` adds `table_schema`, each an IPC schema. */
+  getTables(options?: SqlCallOptions & {
+    catalog?: string;
+    dbSchemaPattern?: string;
+    tablePattern?: string;
+    tableTypes?: string[];
+    includeSchema?: boolean;
+  }): Promise<Table>;
+  /** The table types of the server. */
+  getTableTypes(options?: SqlCallOptions): Promise<Table>;
+  /** SqlInfo entries by id (Flight SQL's SqlInfo enum); none asks for all. */
+  getSqlInfo(options?: SqlCallOptions & { info?: number[] }): Promise<Table>;
+  /** The primary key columns of `table`. */
+  getPrimaryKeys(options: SqlCallOptions & { catalog?: string; dbSchema?: string; table: string }): Promise<Table>;
+  /** Asks the server to cancel the query of `info` (CancelFlightInfo). */
+  cancel(info: Info, options?: SqlCallOptions): Promise<'cancelled' | 'cancelling' | 'notCancellable' | 'unspecified'>;
+}
+
+/** A prepared statement on the server; `close()` it when done. */
+interface PreparedStatement<Batch, Table, Info> {
+  /** The schema of its results, as the server announced it. */
+  readonly datasetSchema: SchemaOf<Info>;
+  /** The schema of its parameters (`$1`, `$2`, ... for DataFusion). */
+  readonly parameterSchema: SchemaOf<Info>;
+  /** Binds parameters (one row) for `execute`, through DoPut. The data stays yours. */
+  bind(parameters: Batch | Table | Batch[], options?: SqlCallOptions): Promise<void>;
+  /** The FlightInfo of the statement with its bound parameters. */
+  query(options?: SqlCallOptions): Promise<Info>;
+  /** Runs it and reads all of its endpoints into one Table. */
+  execute(options?: SqlCallOptions & { concurrency?: number; connections?: number }): Promise<Table>;
+  /** Runs it as an update with `parameters`, if given; resolves with the row count the server reports. */
+  executeUpdate(parameters?: Batch | Table | Batch[], options?: SqlCallOptions): Promise<number>;
+  /** Releases it on the server. */
+  close(options?: SqlCallOptions): Promise<void>;
 }

@@ -4,6 +4,7 @@
 import { keepOwners } from './owner.js';
 import { addReaderStreams } from './reader_stream.js';
 import { writerStream } from './writer_stream.js';
+import { FlightSqlClient } from './sql.js';
 
 /**
  * Switches wasm memory to a resizable ArrayBuffer where the runtime can
@@ -66,7 +67,8 @@ export async function openFile(source, options) {
  * - FlightStream: `for await`;
  * - FlightClient.doPut takes a Table or an array of batches without taking them from the
  *   caller;
- * - StreamWriter.transformStream: the writer as a TransformStream.
+ * - StreamWriter.transformStream: the writer as a TransformStream;
+ * - FlightClient.sql: the Flight SQL calls (sql.js).
  *
  * Returns the functions the entries export: `tableFromIPCAsync`.
  */
@@ -127,6 +129,11 @@ export function addProtocols({ StreamReader, FlightStream, FlightClient, ArrowFi
         if (owned) for (const batch of batches) batch.free();
       }
     };
+    Object.defineProperty(FlightClient.prototype, 'sql', {
+      get() {
+        return new FlightSqlClient(this, { StreamReader, batchFromColumns: classes.batchFromColumns });
+      },
+    });
   }
   return { tableFromIPCAsync };
 }

@@ -12,12 +12,12 @@ use std::collections::HashMap;
 
 use arrow_schema::SchemaRef;
 use js_sys::{Array, Reflect, Uint32Array};
-use serde::Deserialize;
 use wasm_bindgen::prelude::*;
 
 use super::batch::{RecordBatch, Table};
 use super::error::{usage, WasmResult};
 use super::object::object;
+use crate::fields::Fields;
 use crate::import::{allocate, assemble, schema_from_specs, FieldSpec, Node};
 
 #[wasm_bindgen(module = "/src/js/fromjs.js")]
@@ -41,11 +41,13 @@ thread_local! {
     static COPIED: Cell<(u64, u64)> = const { Cell::new((0, 0)) };
 }
 
-/// The schema as `src/js/fromjs.js` describes it, in JSON.
-#[derive(Deserialize)]
-struct SchemaSpec {
-    fields: Vec<FieldSpec>,
-    metadata: HashMap<String, String>,
+/// The fields and metadata of the schema as `src/js/fromjs.js` describes it, in JSON.
+fn read_schema(json: &str) -> Result<(Vec<FieldSpec>, HashMap<String, String>), serde_json::Error> {
+    let mut schema = Fields::parse(json)?;
+    let fields = schema.take("fields")?;
+    let metadata = schema.take("metadata")?;
+    schema.finish("the schema description")?;
+    Ok((fields, metadata))
 }
 
 #[wasm_bindgen(typescript_custom_section)]
@@ -160,12 +162,12 @@ fn get(object: &JsValue, key: &str) -> WasmResult<JsValue> {
 /// the source was a table, the schema and the batches.
 fn import(description: JsValue) -> WasmResult<(bool, SchemaRef, Vec<arrow_array::RecordBatch>)> {
     let json = get(&description, "schema")?.as_string().unwrap_or_default();
-    let spec: SchemaSpec = serde_json::from_str(&json).map_err(|e| {
+    let (fields, metadata) = read_schema(&json).map_err(|e| {
         usage(format!(
             "internal error (please report): schema description: {e}"
         ))
     })?;
-    let schema = schema_from_specs(&spec.fields, spec.metadata)?;
+    let schema = schema_from_specs(&fields, metadata)?;
     let memory = wasm_bindgen::memory();
     let described: Array = get(&description, "batches")?.unchecked_into();
     let mut batches = Vec::with_capacity(described.length() as usize);

@@ -33,3 +33,10 @@ extern "C" {
 extern "C" {
     type WriterStream;
 }
+
+// Flight SQL on a FlightClient, which protocols.js imports. In the decode-only build too:
+// protocols.js imports it there as well.
+#[wasm_bindgen(module = "/src/js/sql.js")]
+extern "C" {
+    type FlightSql;
+}

@@ -18,11 +18,10 @@ use super::abort::AbortWatch;
 use super::call::{answer, CallKind};
 use super::deferred::Deferred;
 use super::error::js_message;
-use super::get::Home;
 use super::socket::{Socket, SocketEvent};
 use crate::flight::client::budget::DEFAULT_BUDGET_BYTES;
 use crate::flight::client::status::{CANCELLED, UNAVAILABLE};
-use crate::flight::client::{Action, Budget, Client, Collected, Failure, PutFrame};
+use crate::flight::client::{Action, Budget, Client, Collected, Failure, GetStream, PutFrame};
 use crate::flight::frame::HEADER_LEN;
 
 pub(super) type ConnRef = Rc<RefCell<Conn>>;
@@ -39,6 +38,14 @@ pub(super) struct Params {
     pub protocols: Array,
     pub constructor: Option<Function>,
     pub token: Option<String>,
+}
+
+/// Where a DoGet's handle finds its stream: in its connection's client while it runs,
+/// then on its own once it has ended, so that an ended stream does not keep the whole
+/// connection alive until its handle is collected.
+pub(super) enum Home {
+    Conn(ConnRef),
+    Ended(Box<GetStream>),
 }
 
 /// Where `readAll()` finds what its stream gathered, once its promise resolves.

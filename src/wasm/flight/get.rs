@@ -14,19 +14,11 @@ use super::super::error::WasmResult;
 use super::super::object::object;
 use super::super::schema::schema_to_js;
 use super::abort::AbortWatch;
-use super::conn::{run, CollectSlot, ConnRef, Owner};
+use super::conn::{run, CollectSlot, ConnRef, Home, Owner};
 use super::deferred::Deferred;
 use super::error::to_js;
 use crate::flight::client::status::INTERNAL;
 use crate::flight::client::{Actions, ClientError, Collected, Failure, GetStream, Next};
-
-/// Where a DoGet's handle finds its stream: in its connection's client while it runs,
-/// then on its own once it has ended, so that an ended stream does not keep the whole
-/// connection alive until its handle is collected.
-pub(super) enum Home {
-    Conn(ConnRef),
-    Ended(Box<GetStream>),
-}
 
 /// A DoGet's home and id; the connection fills the home with the stream when it ends.
 pub(super) struct StreamHandle {

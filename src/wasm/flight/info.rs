@@ -16,8 +16,12 @@ use crate::ipc::{ReadLimits, StreamDecoder};
 
 #[wasm_bindgen(typescript_custom_section)]
 const INFO_TS: &str = r#"
-/** Names a flight: a path, or an opaque command (a string is sent as its UTF-8 bytes). */
-export type FlightDescriptor = { path: string[] } | { cmd: Uint8Array | string };
+/**
+ * Names a flight: a path, an opaque command (a string is sent as its UTF-8 bytes), or
+ * the JSON text of a Flight SQL command for the gateway to encode (what `client.sql`
+ * sends; docs/protocol.md, "Flight SQL").
+ */
+export type FlightDescriptor = { path: string[] } | { cmd: Uint8Array | string } | { sql: string };
 /** Where one part of a flight can be read: pass it (or its ticket) to `doGet`. */
 export interface FlightEndpoint {
   ticket: Uint8Array;
@@ -73,8 +77,11 @@ pub(super) fn descriptor_from_js(value: &JsValue) -> WasmResult<Descriptor> {
     if !cmd.is_undefined() {
         return Ok(Descriptor::Cmd(bytes(&cmd, "descriptor.cmd")?));
     }
+    if let Some(sql) = get(value, "sql").as_string() {
+        return Ok(Descriptor::Sql(sql));
+    }
     Err(usage(
-        "a descriptor must be { path: string[] } or { cmd: Uint8Array | string }",
+        "a descriptor must be { path: string[] }, { cmd: Uint8Array | string } or { sql: string }",
     ))
 }
 
@@ -86,6 +93,7 @@ fn descriptor_to_js(descriptor: &Descriptor) -> JsValue {
             set(&out, "path", &path);
         }
         Descriptor::Cmd(cmd) => set(&out, "cmd", &Uint8Array::from(cmd.as_slice())),
+        Descriptor::Sql(sql) => set(&out, "sql", &JsValue::from_str(sql)),
     }
     out.into()
 }

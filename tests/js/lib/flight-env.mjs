@@ -134,3 +134,53 @@ export async function startFlightEnv({ origin, release = false } = {}) {
     throw error;
   }
 }
+
+const sqlFixture = resolve(root, 'tests/fixtures/flight-sql-server');
+
+/**
+ * Builds the Flight SQL fixture (datafusion-flight-sql-server; a no-op when fresh) in its
+ * own target dir, and returns the binary's path.
+ */
+export function buildFlightSqlFixture() {
+  const target = resolve(sqlFixture, 'target');
+  execFileSync('cargo', ['build', '-q', '--locked', '--manifest-path', resolve(sqlFixture, 'Cargo.toml')], {
+    cwd: root,
+    stdio: 'inherit',
+    env: { ...process.env, CARGO_TARGET_DIR: target },
+  });
+  return resolve(target, 'debug/quiver-flight-sql-fixture');
+}
+
+/**
+ * The Flight SQL setup: the fixture server and a gateway in front of it. `native(sql)`
+ * runs SQL on the fixture's tables in-process, without Flight: `{ rows }` as JSON, or
+ * `{ error }`, the error as DataFusion words it.
+ */
+export async function startFlightSqlEnv() {
+  const fixture = buildFlightSqlFixture();
+  const binary = buildGateway();
+  const server = launch(fixture, ['serve'], 'stdout');
+  const port = await server.waitFor(/^\d+$/, START_TIMEOUT_MS);
+  if (!port) throw new Error(`${fixture} serve did not print its port`);
+  const location = `grpc://127.0.0.1:${port}`;
+  let gateway;
+  try {
+    gateway = await startGateway(binary, ['--upstream', location]);
+  } catch (error) {
+    await server.stop();
+    throw error;
+  }
+  const native = (sql) => {
+    try {
+      return { rows: JSON.parse(execFileSync(fixture, ['query', sql], { encoding: 'utf8', stdio: 'pipe' })) };
+    } catch (error) {
+      return { error: error.stderr.trim().replace(/^Error: /, '') };
+    }
+  };
+  return {
+    gateway: gateway.url,
+    location,
+    native,
+    stop: () => Promise.all([gateway.stop(), server.stop()]),
+  };
+}

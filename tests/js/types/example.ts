@@ -98,9 +98,46 @@ export async function flight(url: string, table: Table): Promise<number> {
   const more: Uint8Array[] = await put.finish();
   const bodies: Uint8Array[] = await client.doAction('dump', new Uint8Array());
   const actions = await client.listActions();
+  const sqlRows = await flightSql(client, controller.signal);
   client.close();
   return rows + flights.length + schema.fields.length + stats.bytesCopied + all.numRows
-    + results.length + more.length + bodies.length + actions.length;
+    + results.length + more.length + bodies.length + actions.length + sqlRows;
+}
+
+// Flight SQL: every `client.sql` call and a prepared statement's.
+async function flightSql(client: FlightClient, signal: AbortSignal): Promise<number> {
+  const sql = client.sql;
+  const info: FlightInfo = await sql.query('SELECT 1', { signal });
+  using table: Table = await sql.execute('SELECT 1', { signal, concurrency: 2 });
+  let rows = table.numRows;
+  for await (const batch of sql.stream('SELECT 1', { signal })) {
+    const b: Batch = batch;
+    rows += b.numRows;
+    b.free();
+  }
+  const updated: number = await sql.executeUpdate('DELETE FROM t', { signal });
+  const stmt = await sql.prepare('SELECT * FROM t WHERE id = $1', { signal });
+  const names: string[] = [...(stmt.datasetSchema?.fields ?? []), ...(stmt.parameterSchema?.fields ?? [])]
+    .map((f) => f.name);
+  const parameters: Batch = table.batches[0];
+  await stmt.bind(parameters, { signal });
+  await stmt.bind([parameters]);
+  const prepared: FlightInfo = await stmt.query();
+  using results: Table = await stmt.execute({ signal });
+  const count: number = await stmt.executeUpdate(parameters, { signal });
+  await stmt.close({ signal });
+  const metadata: Table[] = [
+    await sql.getCatalogs({ signal }),
+    await sql.getDbSchemas({ catalog: 'c', pattern: 'p%', signal }),
+    await sql.getTables({ catalog: 'c', dbSchemaPattern: 's', tablePattern: 't%', tableTypes: ['VIEW'], includeSchema: true }),
+    await sql.getTableTypes(),
+    await sql.getSqlInfo({ info: [0, 1] }),
+    await sql.getPrimaryKeys({ table: 't' }),
+  ];
+  const status: 'cancelled' | 'cancelling' | 'notCancellable' | 'unspecified' = await sql.cancel(info);
+  await client.getFlightInfo({ sql: '{"type":"getCatalogs"}' });
+  for (const t of metadata) t.free();
+  return rows + updated + names.length + prepared.endpoints.length + results.numRows + count + status.length;
 }
 
 // The writer, columns, apache-arrow interop and the web build's initSync.

@@ -1,4 +1,5 @@
-//! A JSON object read one named field at a time, for the messages the client parses.
+//! A JSON object read one named field at a time: the Flight control messages the client
+//! parses, and the schema description `fromArrowJS` sends.
 //!
 //! serde's derive for an internally tagged enum (`#[serde(tag = "type")]`) buffers the
 //! whole object into its `Content` tree before it can look at the tag, and instantiates

@@ -1,0 +1,201 @@
+//! Flight SQL actions: a `sql.` action's JSON body, the Flight action it becomes, and
+//! its results back as JSON.
+
+use arrow_flight::sql::{
+    ActionClosePreparedStatementRequest, ActionCreatePreparedStatementRequest,
+    ActionCreatePreparedStatementResult, Any, ProstMessageExt,
+};
+use arrow_flight::{Action, CancelFlightInfoRequest, CancelFlightInfoResult, CancelStatus};
+use base64::engine::general_purpose::STANDARD;
+use base64::Engine;
+use prost::Message;
+use quiver::flight::control;
+use serde::Deserialize;
+use serde_json::json;
+use tonic::Status;
+
+use super::{decode, from_base64};
+use crate::convert::{encapsulated, info_to_proto};
+
+/// The prefix of the action types that this module runs.
+pub(crate) const ACTION_PREFIX: &str = "sql.";
+
+/// A `sql.` action, with its JSON body parsed.
+#[derive(Debug, PartialEq)]
+pub(crate) enum SqlAction {
+    CreatePreparedStatement { query: String },
+    ClosePreparedStatement { handle: Vec<u8> },
+    CancelFlightInfo { info: Box<control::FlightInfo> },
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct QueryBody {
+    query: String,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct HandleBody {
+    handle: String,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct InfoBody {
+    info: Box<control::FlightInfo>,
+}
+
+impl SqlAction {
+    /// Parses action `name` (after the prefix) and its JSON `body`.
+    pub fn parse(name: &str, body: &[u8]) -> Result<Self, Status> {
+        fn body_of<'a, T: Deserialize<'a>>(name: &str, body: &'a [u8]) -> Result<T, Status> {
+            serde_json::from_slice(body).map_err(|e| {
+                Status::invalid_argument(format!("the body of action sql.{name} is not valid: {e}"))
+            })
+        }
+        Ok(match name {
+            "createPreparedStatement" => {
+                let QueryBody { query } = body_of(name, body)?;
+                SqlAction::CreatePreparedStatement { query }
+            }
+            "closePreparedStatement" => {
+                let HandleBody { handle } = body_of(name, body)?;
+                SqlAction::ClosePreparedStatement {
+                    handle: from_base64(&handle, "handle")?,
+                }
+            }
+            "cancelFlightInfo" => {
+                let InfoBody { info } = body_of(name, body)?;
+                SqlAction::CancelFlightInfo { info }
+            }
+            other => {
+                return Err(Status::invalid_argument(format!(
+                    "expected action sql.createPreparedStatement, sql.closePreparedStatement \
+                     or sql.cancelFlightInfo, found sql.{other}"
+                )))
+            }
+        })
+    }
+
+    /// The Flight action to send upstream.
+    pub fn to_action(&self) -> Result<Action, Status> {
+        let (r#type, body) = match self {
+            SqlAction::CreatePreparedStatement { query } => (
+                "CreatePreparedStatement",
+                ActionCreatePreparedStatementRequest {
+                    query: query.clone(),
+                    transaction_id: None,
+                }
+                .as_any()
+                .encode_to_vec(),
+            ),
+            SqlAction::ClosePreparedStatement { handle } => (
+                "ClosePreparedStatement",
+                ActionClosePreparedStatementRequest {
+                    prepared_statement_handle: handle.clone().into(),
+                }
+                .as_any()
+                .encode_to_vec(),
+            ),
+            SqlAction::CancelFlightInfo { info } => (
+                "CancelFlightInfo",
+                CancelFlightInfoRequest {
+                    info: Some(info_to_proto(info.as_ref().clone())?),
+                }
+                .encode_to_vec(),
+            ),
+        };
+        Ok(Action::new(r#type, body))
+    }
+
+    /// A result body of the upstream action, as JSON for the browser.
+    pub fn result_to_browser(&self, body: &[u8]) -> Result<Vec<u8>, Status> {
+        let json = match self {
+            SqlAction::CreatePreparedStatement { .. } => {
+                let any = decode::<Any>(body, "an Any")?;
+                let r = any
+                    .unpack::<ActionCreatePreparedStatementResult>()
+                    .ok()
+                    .flatten()
+                    .ok_or_else(|| {
+                        Status::internal(format!(
+                            "expected an ActionCreatePreparedStatementResult from the server, \
+                             found an Any of {}",
+                            any.type_url
+                        ))
+                    })?;
+                json!({
+                    "handle": STANDARD.encode(&r.prepared_statement_handle),
+                    "datasetSchema": STANDARD.encode(encapsulated(r.dataset_schema.to_vec())),
+                    "parameterSchema": STANDARD.encode(encapsulated(r.parameter_schema.to_vec())),
+                })
+            }
+            SqlAction::ClosePreparedStatement { .. } => json!({}),
+            SqlAction::CancelFlightInfo { .. } => {
+                let r = decode::<CancelFlightInfoResult>(body, "CancelFlightInfoResult")?;
+                let status = match CancelStatus::try_from(r.status) {
+                    Ok(CancelStatus::Cancelled) => "cancelled",
+                    Ok(CancelStatus::Cancelling) => "cancelling",
+                    Ok(CancelStatus::NotCancellable) => "notCancellable",
+                    _ => "unspecified",
+                };
+                json!({ "status": status })
+            }
+        };
+        Ok(json.to_string().into_bytes())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use arrow_flight::sql::CommandGetCatalogs;
+
+    use super::*;
+
+    fn unpack<M: ProstMessageExt>(cmd: &[u8]) -> M {
+        let any = Any::decode(cmd).expect("an Any");
+        any.unpack::<M>().expect("unpacks").expect("of that type")
+    }
+
+    #[test]
+    fn actions_round_trip() -> Result<(), Status> {
+        let create = SqlAction::parse("createPreparedStatement", br#"{"query":"SELECT 1"}"#)?;
+        let action = create.to_action()?;
+        assert_eq!(action.r#type, "CreatePreparedStatement");
+        assert_eq!(
+            unpack::<ActionCreatePreparedStatementRequest>(&action.body).query,
+            "SELECT 1"
+        );
+        let result = ActionCreatePreparedStatementResult {
+            prepared_statement_handle: vec![1].into(),
+            dataset_schema: vec![8, 0, 0, 0].into(),
+            parameter_schema: vec![].into(),
+        }
+        .as_any()
+        .encode_to_vec();
+        assert_eq!(
+            create.result_to_browser(&result)?,
+            br#"{"datasetSchema":"/////wgAAAA=","handle":"AQ==","parameterSchema":""}"#
+        );
+        let wrong = CommandGetCatalogs {}.as_any().encode_to_vec();
+        assert_eq!(
+            create.result_to_browser(&wrong).unwrap_err().message(),
+            "expected an ActionCreatePreparedStatementResult from the server, found an Any of \
+             type.googleapis.com/arrow.flight.protocol.sql.CommandGetCatalogs"
+        );
+        assert_eq!(
+            SqlAction::parse("dropTable", b"{}").unwrap_err().message(),
+            "expected action sql.createPreparedStatement, sql.closePreparedStatement or \
+             sql.cancelFlightInfo, found sql.dropTable"
+        );
+        assert_eq!(
+            SqlAction::parse("closePreparedStatement", b"{}")
+                .unwrap_err()
+                .message(),
+            "the body of action sql.closePreparedStatement is not valid: missing field `handle` \
+             at line 1 column 2"
+        );
+        Ok(())
+    }
+}

@@ -1,0 +1,35 @@
+//! Flight SQL in JSON: the browser names Flight SQL commands and actions in JSON, and the
+//! gateway encodes them as Flight SQL's protobuf messages (arrow-flight's `sql` types)
+//! and decodes their results back to JSON. The wasm client thus carries no protobuf code
+//! (docs/protocol.md, "Flight SQL").
+//!
+//! - A descriptor `{"sql": {"type": "statementQuery", "query": "..."}}` becomes the
+//!   command descriptor of that `Command*` message, packed in an `Any`.
+//! - A DoPut to such a descriptor answers each `PutResult` with the JSON of its
+//!   `DoPutUpdateResult` or `DoPutPreparedStatementResult`, as UTF-8 in `appMetadata`.
+//! - An action whose type starts with `sql.` takes a JSON body and answers JSON bodies.
+
+pub(crate) mod action;
+pub(crate) mod command;
+
+use base64::engine::general_purpose::STANDARD;
+use base64::Engine;
+use prost::Message;
+use tonic::Status;
+
+/// Decodes a protobuf message the server sent, or says which one did not decode.
+fn decode<M: Message + Default>(bytes: &[u8], what: &str) -> Result<M, Status> {
+    M::decode(bytes).map_err(|e| {
+        Status::internal(format!(
+            "expected a {what} from the server, found {} bytes that do not decode: {e}",
+            bytes.len()
+        ))
+    })
+}
+
+/// The bytes of a base64 field of the browser's JSON.
+fn from_base64(text: &str, field: &str) -> Result<Vec<u8>, Status> {
+    STANDARD
+        .decode(text)
+        .map_err(|e| Status::invalid_argument(format!("{field} must be base64: {e}")))
+}

@@ -1,0 +1,309 @@
+// Flight SQL on a FlightClient (`client.sql`). The gateway encodes Flight SQL's protobuf
+// messages (gateway/src/sql.rs), so this module names commands and actions in JSON and
+// the wasm module carries no protobuf code (docs/protocol.md, "Flight SQL").
+
+const utf8 = new TextEncoder();
+const fromUtf8 = new TextDecoder();
+
+// What the module's FlightErrors are (src/js/flight.js), which `instanceof FlightError`
+// recognises; made here because the decode-only build, which has this file too, has no
+// flight.js.
+function flightError(code, codeName, message) {
+  const error = new Error(`${codeName}: ${message}`);
+  return Object.assign(error, { name: 'FlightError', code, codeName, details: new Uint8Array() });
+}
+
+/** A descriptor that the gateway encodes as the Flight SQL command `command`. */
+function sqlDescriptor(command) {
+  return { sql: JSON.stringify(command) };
+}
+
+/**
+ * `promise`, or a rejection with a CANCELLED FlightError once `signal` aborts. These
+ * calls have no stream to cancel; what they answer after an abort goes to `late`.
+ */
+function abortable(signal, start, late = () => {}) {
+  if (!signal) return start();
+  const aborted = () => flightError(1, 'CANCELLED', 'aborted by the signal');
+  if (signal.aborted) return Promise.reject(aborted());
+  return new Promise((resolve, reject) => {
+    let settled = false;
+    const onAbort = () => {
+      settled = true;
+      reject(aborted());
+    };
+    signal.addEventListener('abort', onAbort, { once: true });
+    start().then(
+      (value) => {
+        signal.removeEventListener('abort', onAbort);
+        if (settled) late(value);
+        else resolve(value);
+      },
+      (error) => {
+        signal.removeEventListener('abort', onAbort);
+        if (!settled) reject(error);
+      },
+    );
+  });
+}
+
+/** The JSON of the one result a gateway `sql.` action or put answers with. */
+function onlyJson(results, what) {
+  if (results.length !== 1) {
+    throw flightError(13, 'INTERNAL', `expected one result of ${what}, found ${results.length}`);
+  }
+  return JSON.parse(fromUtf8.decode(results[0]));
+}
+
+function toBase64(bytes) {
+  let text = '';
+  for (let i = 0; i < bytes.length; i += 0x8000) {
+    text += String.fromCharCode(...bytes.subarray(i, i + 0x8000));
+  }
+  return btoa(text);
+}
+
+function fromBase64(text) {
+  return Uint8Array.from(atob(text), (c) => c.charCodeAt(0));
+}
+
+/** A FlightInfo object as the protocol's JSON (control.rs `FlightInfo`), to send back. */
+function infoToJson(info) {
+  const descriptor = info.descriptor?.path
+    ? { path: info.descriptor.path }
+    : info.descriptor?.cmd && { cmd: toBase64(info.descriptor.cmd) };
+  return {
+    schema: toBase64(info.rawSchema),
+    ...(descriptor && { descriptor }),
+    endpoints: info.endpoints.map((e) => ({
+      ticket: toBase64(e.ticket),
+      locations: e.locations,
+      ...(e.expirationTimeMs !== undefined && { expirationTimeMs: e.expirationTimeMs }),
+      appMetadata: toBase64(e.appMetadata),
+    })),
+    totalRecords: info.totalRecords,
+    totalBytes: info.totalBytes,
+    ordered: info.ordered,
+    appMetadata: toBase64(info.appMetadata),
+  };
+}
+
+/** A Table, an array of batches, or one batch, as `doPut` takes it. */
+function putData(data) {
+  return Array.isArray(data) || data.batches ? data : [data];
+}
+
+/** The calls that FlightSqlClient and PreparedStatement build on. */
+class Calls {
+  constructor(client, { StreamReader, batchFromColumns }) {
+    this.client = client;
+    this.StreamReader = StreamReader;
+    this.batchFromColumns = batchFromColumns;
+  }
+
+  info(command, signal) {
+    return abortable(signal, () => this.client.getFlightInfo(sqlDescriptor(command)));
+  }
+
+  fetch(info, { signal, ...options } = {}) {
+    return this.client.fetchAll(info, { ...options, signal });
+  }
+
+  /**
+   * A DoPut to `command`. The client's DoPut takes its schema from a batch, so one without
+   * data (an update without parameters) sends a batch of no columns and no rows.
+   */
+  async put(command, data, signal) {
+    if (data !== undefined) {
+      return abortable(signal, () => this.client.doPut(sqlDescriptor(command), putData(data)));
+    }
+    const empty = this.batchFromColumns({});
+    try {
+      return await abortable(signal, () => this.client.doPut(sqlDescriptor(command), [empty]));
+    } finally {
+      empty.free();
+    }
+  }
+
+  async update(command, data, signal) {
+    return onlyJson(await this.put(command, data, signal), command.type).recordCount;
+  }
+
+  async action(name, body, signal, late) {
+    const results = await abortable(
+      signal,
+      () => this.client.doAction(`sql.${name}`, utf8.encode(JSON.stringify(body))),
+      late && ((r) => late(onlyJson(r, name))),
+    );
+    return name === 'closePreparedStatement' ? undefined : onlyJson(results, name);
+  }
+
+  schema(base64) {
+    if (!base64) return undefined;
+    const reader = new this.StreamReader();
+    try {
+      reader.push(fromBase64(base64));
+      return reader.schema;
+    } finally {
+      reader.free();
+    }
+  }
+}
+
+/**
+ * The Flight SQL calls of one FlightClient. Results that are tables are yours to `free()`.
+ *
+ * ```js
+ * using table = await client.sql.execute('SELECT * FROM trips WHERE fare > 10');
+ * ```
+ */
+export class FlightSqlClient {
+  #calls;
+
+  constructor(client, classes) {
+    this.#calls = new Calls(client, classes);
+  }
+
+  /** The FlightInfo of a query; `fetchAll` or `doGet` read its endpoints. */
+  query(sql, { signal } = {}) {
+    return this.#calls.info({ type: 'statementQuery', query: sql }, signal);
+  }
+
+  /** Runs a query and reads all of its endpoints into one Table. */
+  async execute(sql, options = {}) {
+    return this.#calls.fetch(await this.query(sql, options), options);
+  }
+
+  /** Runs a query and yields its batches as they arrive, endpoint by endpoint. */
+  async *stream(sql, { signal } = {}) {
+    const info = await this.query(sql, { signal });
+    for (const endpoint of info.endpoints) {
+      yield* this.#calls.client.doGet(endpoint, { signal });
+    }
+  }
+
+  /** Runs an update (CommandStatementUpdate); resolves with the affected row count. */
+  executeUpdate(sql, { signal } = {}) {
+    return this.#calls.update({ type: 'statementUpdate', query: sql }, undefined, signal);
+  }
+
+  /** Prepares a statement; see `PreparedStatement`. */
+  async prepare(sql, { signal } = {}) {
+    const calls = this.#calls;
+    const body = await calls.action('createPreparedStatement', { query: sql }, signal, (late) => {
+      // Aborted while the server prepared it: close what it prepared.
+      calls.action('closePreparedStatement', { handle: late.handle }).catch(() => {});
+    });
+    return new PreparedStatement(calls, body.handle, calls.schema(body.datasetSchema), calls.schema(body.parameterSchema));
+  }
+
+  /** The catalogs, as a Table with column `catalog_name`. */
+  getCatalogs({ signal } = {}) {
+    return this.#metadata({ type: 'getCatalogs' }, signal);
+  }
+
+  /** The schemas of `catalog` whose names match `pattern` (SQL LIKE: `%` and `_`). */
+  getDbSchemas({ catalog, pattern, signal } = {}) {
+    return this.#metadata({ type: 'getDbSchemas', catalog, dbSchemaFilterPattern: pattern }, signal);
+  }
+
+  /**
+   * The tables matching the filters; with `includeSchema`, column `table_schema` holds
+   * each table's IPC schema.
+   */
+  getTables({ catalog, dbSchemaPattern, tablePattern, tableTypes, includeSchema, signal } = {}) {
+    return this.#metadata({
+      type: 'getTables',
+      catalog,
+      dbSchemaFilterPattern: dbSchemaPattern,
+      tableNameFilterPattern: tablePattern,
+      tableTypes,
+      includeSchema,
+    }, signal);
+  }
+
+  /** The table types the server has (`TABLE`, `VIEW`, ...). */
+  getTableTypes({ signal } = {}) {
+    return this.#metadata({ type: 'getTableTypes' }, signal);
+  }
+
+  /** The server's SqlInfo entries `info` (ids of Flight SQL's SqlInfo enum; none: all). */
+  getSqlInfo({ info, signal } = {}) {
+    return this.#metadata({ type: 'getSqlInfo', info }, signal);
+  }
+
+  /** The primary key columns of `table`. */
+  getPrimaryKeys({ catalog, dbSchema, table, signal } = {}) {
+    return this.#metadata({ type: 'getPrimaryKeys', catalog, dbSchema, table }, signal);
+  }
+
+  /**
+   * Asks the server to cancel the query of `info` (CancelFlightInfo); resolves with
+   * `'cancelled'`, `'cancelling'`, `'notCancellable'` or `'unspecified'`.
+   */
+  async cancel(info, { signal } = {}) {
+    return (await this.#calls.action('cancelFlightInfo', { info: infoToJson(info) }, signal)).status;
+  }
+
+  async #metadata(command, signal) {
+    return this.#calls.fetch(await this.#calls.info(command, signal), { signal });
+  }
+}
+
+/**
+ * A prepared statement on the server. `datasetSchema` and `parameterSchema` are the
+ * schemas the server announced (undefined if it sent none). Call `close()` when done.
+ *
+ * ```js
+ * const stmt = await client.sql.prepare('SELECT * FROM trips WHERE city_id = $1');
+ * await stmt.bind(parameters); // a batch with one row: the values of $1, $2, ...
+ * using table = await stmt.execute();
+ * await stmt.close();
+ * ```
+ */
+export class PreparedStatement {
+  #calls;
+  #handle;
+
+  constructor(calls, handle, datasetSchema, parameterSchema) {
+    this.#calls = calls;
+    this.#handle = handle;
+    this.datasetSchema = datasetSchema;
+    this.parameterSchema = parameterSchema;
+  }
+
+  /**
+   * Binds parameters for `execute` (a DoPut of the batch, a Table or batches, which stay
+   * yours). The server may answer with a new handle, which the later calls use.
+   */
+  async bind(parameters, { signal } = {}) {
+    const command = { type: 'preparedStatementQuery', handle: this.#handle };
+    const results = await this.#calls.put(command, parameters, signal);
+    const handle = results.length > 0 ? onlyJson(results, command.type).handle : null;
+    if (handle) this.#handle = handle;
+  }
+
+  /** The FlightInfo of the statement with its bound parameters. */
+  query({ signal } = {}) {
+    return this.#calls.info({ type: 'preparedStatementQuery', handle: this.#handle }, signal);
+  }
+
+  /** Runs the statement and reads all of its endpoints into one Table. */
+  async execute(options = {}) {
+    return this.#calls.fetch(await this.query(options), options);
+  }
+
+  /**
+   * Runs the statement as an update, with `parameters` (a batch, a Table or batches; they
+   * stay yours) if given; resolves with the affected row count the server reports.
+   */
+  executeUpdate(parameters, { signal } = {}) {
+    const command = { type: 'preparedStatementUpdate', handle: this.#handle };
+    return this.#calls.update(command, parameters, signal);
+  }
+
+  /** Releases the statement on the server. */
+  close({ signal } = {}) {
+    return this.#calls.action('closePreparedStatement', { handle: this.#handle }, signal);
+  }
+}
