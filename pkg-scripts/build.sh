@@ -98,7 +98,7 @@ else
     exit 1
   fi
   log "wasm-opt -Oz"
-  "$wasm_opt" -Oz --enable-bulk-memory --enable-nontrapping-float-to-int \
+  "$wasm_opt" -Oz --converge --enable-bulk-memory --enable-nontrapping-float-to-int \
     --enable-sign-ext --enable-mutable-globals --enable-reference-types \
     --enable-multivalue --enable-simd "$stage/web/quiver_bg.wasm" -o "$stage/web/quiver_bg.opt.wasm"
   mv "$stage/web/quiver_bg.opt.wasm" "$stage/web/quiver_bg.wasm"
