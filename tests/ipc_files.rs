@@ -419,3 +419,74 @@ fn a_schema_message_that_differs_from_the_footer_is_an_error() {
          has (x: Int64 not null), the schema message has (y: Int64 not null)"
     );
 }
+
+/// The footer of an empty file whose schema has nested fields, a dictionary and metadata,
+/// so that its verification walks every kind of table a footer holds.
+fn nested_footer() -> Vec<u8> {
+    let fields = vec![
+        Field::new(
+            "d",
+            DataType::Dictionary(Box::new(DataType::Int32), Box::new(DataType::Utf8)),
+            true,
+        ),
+        Field::new_list("l", Field::new_list_field(DataType::Int32, true), true),
+        Field::new_struct("s", vec![Field::new("a", DataType::Int64, false)], false),
+    ];
+    let metadata = std::collections::HashMap::from([("origin".to_owned(), "test".to_owned())]);
+    let schema = Arc::new(Schema::new_with_metadata(fields, metadata));
+    let file = write_file_with_metadata(schema, [], &WriteOptions::default())
+        .unwrap()
+        .to_vec();
+    file[footer_start(&file)..file.len() - 10].to_vec()
+}
+
+#[test]
+fn the_footer_is_verified_as_arrow_ipc_verifies_it() {
+    // Quiver verifies the footer's fields itself (to link one schema verifier, not two):
+    // each corrupted footer must be refused exactly when arrow-ipc's verifier refuses it.
+    let footer = nested_footer();
+    let mut refused = 0;
+    for at in 0..footer.len() {
+        for byte in [0x00, 0xFF, footer[at] ^ 0x01, footer[at] ^ 0x40] {
+            let mut bad = footer.clone();
+            bad[at] = byte;
+            let expected = arrow_ipc::root_as_footer(&bad).is_err();
+            let file_len = bad.len() as u64 + 18;
+            let found = match FileDecoder::try_new(&bad, file_len, ReadLimits::default()) {
+                Err(e) => e
+                    .to_string()
+                    .starts_with("invalid IPC stream: file footer is not a valid flatbuffer: "),
+                Ok(_) => false,
+            };
+            assert_eq!(found, expected, "byte {at} set to {byte:#04x}");
+            refused += usize::from(found);
+        }
+    }
+    assert!(
+        refused > footer.len(),
+        "only {refused} corrupted footers were refused"
+    );
+}
+
+#[test]
+fn a_footer_schema_that_is_not_a_valid_flatbuffer_names_where() {
+    let footer = nested_footer();
+    // The struct's child's name "a" (length 1, the byte, a NUL): a length past the end.
+    let at = footer
+        .windows(6)
+        .position(|w| w == [1, 0, 0, 0, b'a', 0])
+        .unwrap();
+    let mut bad = footer.clone();
+    bad[at..at + 4].copy_from_slice(&u32::MAX.to_le_bytes());
+    let error = FileDecoder::try_new(&bad, bad.len() as u64 + 18, ReadLimits::default())
+        .err()
+        .unwrap()
+        .to_string();
+    assert!(
+        error.starts_with("invalid IPC stream: file footer is not a valid flatbuffer: ")
+            && error.contains("while verifying table field `name`")
+            && error.contains("while verifying union variant `Schema`")
+            && error.contains("while verifying table field `schema`"),
+        "{error}"
+    );
+}
