@@ -107,14 +107,8 @@ impl ArrowFile {
 }
 
 /// A whole file, given as the segments it arrived in, as one table.
-pub(super) fn table_from_file(segments: Vec<Uint8Array>, limits: ReadLimits) -> WasmResult<Table> {
-    let mut starts = Vec::with_capacity(segments.len());
-    let mut at = 0;
-    for segment in &segments {
-        starts.push(at);
-        at += u64::from(segment.length());
-    }
-    let parts = Parts::new(starts, segments)?;
+pub(super) fn table_from_file(parts: &Parts, limits: ReadLimits) -> WasmResult<Table> {
+    let at = parts.end();
     let tail = parts.bytes(at.saturating_sub(TAIL_BYTES)..at);
     let footer = FileDecoder::footer_range(&tail, at, &limits)?;
     let mut decoder = FileDecoder::try_new(&parts.bytes(footer), at, limits)?;
@@ -151,6 +145,26 @@ impl Parts {
             )));
         }
         Ok(Parts { starts, arrays })
+    }
+
+    /// The segments a whole file arrived in, one after the other.
+    pub(super) fn in_sequence(arrays: Vec<Uint8Array>) -> Self {
+        let mut starts = Vec::with_capacity(arrays.len());
+        let mut at = 0;
+        for array in &arrays {
+            starts.push(at);
+            at += u64::from(array.length());
+        }
+        Parts { starts, arrays }
+    }
+
+    pub(super) fn arrays(&self) -> &[Uint8Array] {
+        &self.arrays
+    }
+
+    /// Where the last part ends.
+    fn end(&self) -> u64 {
+        self.ranges().last().map_or(0, |(range, _)| range.end)
     }
 
     fn ranges(&self) -> impl Iterator<Item = (Range<u64>, &Uint8Array)> {

@@ -5,11 +5,11 @@ use wasm_bindgen::prelude::*;
 
 use super::batch::{table_with_metadata, RecordBatch, Table};
 use super::error::{usage, WasmResult};
-use super::file::table_from_file;
+use super::file::{table_from_file, Parts};
 use super::object::object;
 use super::options::{read_limits, ReaderOptionsJs};
 use super::schema::schema_to_js;
-use crate::ipc::reader::is_file;
+use crate::ipc::reader::{is_file, MAGIC};
 use crate::ipc::StreamDecoder;
 
 /// Decodes an Arrow IPC stream pushed in segments of any size.
@@ -189,18 +189,14 @@ pub fn table_from_ipc(
         .collect::<Result<Vec<_>, _>>()
         .map_err(|_| usage("tableFromIPC expects a Uint8Array or an array of Uint8Array"))?;
     let limits = read_limits(options)?;
-    let head: Vec<u8> = segments
-        .iter()
-        .flat_map(|s| s.subarray(0, 6).to_vec())
-        .take(6)
-        .collect();
-    if is_file(&head) {
-        return table_from_file(segments, limits);
+    let parts = Parts::in_sequence(segments);
+    if is_file(&parts.bytes(0..MAGIC.len() as u64)) {
+        return table_from_file(&parts, limits);
     }
     let mut reader = StreamReader {
         decoder: StreamDecoder::new(limits),
     };
-    for segment in &segments {
+    for segment in parts.arrays() {
         reader.push_array(segment)?;
     }
     reader.into_table()

@@ -21,7 +21,7 @@ use crate::ipc::error::{QuiverError, Result};
 use crate::ipc::BatchMetadata;
 
 /// The 8-byte prefix: continuation marker, then the metadata length.
-pub(crate) const PREFIX: usize = 8;
+const PREFIX: usize = 8;
 const CONTINUATION_MARKER: [u8; 4] = [0xff; 4];
 
 /// A message's custom metadata, built in the message's flatbuffer.
@@ -191,7 +191,7 @@ impl MessageEncoder {
     }
 
     /// Prefix plus metadata, padded so that the body starts on a multiple of 8.
-    pub(crate) fn metadata_size(&self) -> Result<usize> {
+    fn metadata_size(&self) -> Result<usize> {
         let len = self.fbb.finished_data().len();
         let size = PREFIX + len + padding(len);
         if size - PREFIX > i32::MAX as usize {
@@ -203,8 +203,14 @@ impl MessageEncoder {
         Ok(size)
     }
 
-    /// Writes the last planned message, `size` bytes, parts taken from `body`.
-    pub(crate) fn write(&self, size: usize, body: &BodyPlan, out: &mut ChunkWriter) -> Result<()> {
+    /// Writes the last planned message, `size` bytes, parts taken from `body`. Returns the
+    /// bytes before its body: the prefix and the padded metadata.
+    pub(crate) fn write(
+        &self,
+        size: usize,
+        body: &BodyPlan,
+        out: &mut ChunkWriter,
+    ) -> Result<usize> {
         out.begin(size)?;
         let metadata = self.fbb.finished_data();
         let padded = metadata.len() + padding(metadata.len());
@@ -225,7 +231,7 @@ impl MessageEncoder {
             }
             out.put(&[0; 8][..padding(len)])?;
         }
-        Ok(())
+        Ok(PREFIX + padded)
     }
 
     /// The end-of-stream marker: a prefix with metadata length 0.

@@ -97,14 +97,13 @@ struct Written {
 }
 
 impl Written {
-    /// The message `messages` has just written, of `size` bytes.
-    fn last(messages: &MessageEncoder, kind: MessageHeader, size: usize) -> Result<Self> {
-        let metadata = messages.metadata_size()?;
-        Ok(Written {
+    /// A message of `size` bytes, `metadata` of them before its body.
+    fn new(kind: MessageHeader, metadata: usize, size: usize) -> Self {
+        Written {
             kind,
             metadata,
             body: size - metadata,
-        })
+        }
     }
 }
 
@@ -251,12 +250,9 @@ impl StreamEncoder {
                 &BatchMetadata::new(),
             )?;
             if let Some(out) = out.as_deref_mut() {
-                self.messages.write(size, &self.body, out)?;
-                self.written.push(Written::last(
-                    &self.messages,
-                    MessageHeader::DictionaryBatch,
-                    size,
-                )?);
+                let metadata = self.messages.write(size, &self.body, out)?;
+                let kind = MessageHeader::DictionaryBatch;
+                self.written.push(Written::new(kind, metadata, size));
             }
             sizes.dictionaries.push(size);
         }
@@ -268,12 +264,9 @@ impl StreamEncoder {
             self.messages
                 .plan_batch(&self.body, batch.num_rows(), compression, None, metadata)?;
         if let Some(out) = out {
-            self.messages.write(size, &self.body, out)?;
-            self.written.push(Written::last(
-                &self.messages,
-                MessageHeader::RecordBatch,
-                size,
-            )?);
+            let metadata = self.messages.write(size, &self.body, out)?;
+            let kind = MessageHeader::RecordBatch;
+            self.written.push(Written::new(kind, metadata, size));
         }
         sizes.record_batch = size;
         Ok(sizes)
@@ -281,9 +274,9 @@ impl StreamEncoder {
 
     fn write_schema(&mut self, out: &mut ChunkWriter) -> Result<usize> {
         let size = self.messages.plan_schema(&self.schema)?;
-        self.messages.write(size, &BodyPlan::default(), out)?;
-        self.written
-            .push(Written::last(&self.messages, MessageHeader::Schema, size)?);
+        let metadata = self.messages.write(size, &BodyPlan::default(), out)?;
+        let kind = MessageHeader::Schema;
+        self.written.push(Written::new(kind, metadata, size));
         Ok(size)
     }
 }
