@@ -99,8 +99,11 @@ impl ArrowFile {
         starts: Vec<f64>,
         parts: Vec<Uint8Array>,
     ) -> WasmResult<RecordBatch> {
-        let starts = starts.into_iter().map(length).collect::<WasmResult<_>>()?;
-        let parts = Parts::new(starts, parts)?;
+        let mut offsets = Vec::with_capacity(starts.len());
+        for start in starts {
+            offsets.push(length(start)?);
+        }
+        let parts = Parts::new(offsets, parts)?;
         let (batch, metadata) = parts.read_batch(&mut self.decoder, index)?;
         Ok(RecordBatch::with_metadata(batch, metadata))
     }
@@ -112,9 +115,10 @@ pub(super) fn table_from_file(parts: &Parts, limits: ReadLimits) -> WasmResult<T
     let tail = parts.bytes(at.saturating_sub(TAIL_BYTES)..at);
     let footer = FileDecoder::footer_range(&tail, at, &limits)?;
     let mut decoder = FileDecoder::try_new(&parts.bytes(footer), at, limits)?;
-    let batches = (0..decoder.num_batches())
-        .map(|i| parts.read_batch(&mut decoder, i))
-        .collect::<crate::ipc::Result<Vec<_>>>()?;
+    let mut batches = Vec::with_capacity(decoder.num_batches());
+    for index in 0..decoder.num_batches() {
+        batches.push(parts.read_batch(&mut decoder, index)?);
+    }
     Ok(table_with_metadata(decoder.schema(), batches))
 }
 

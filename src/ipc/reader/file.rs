@@ -23,7 +23,7 @@ use arrow_ipc::{Footer, MessageHeader, MetadataVersion};
 use arrow_schema::{Schema, SchemaRef};
 use flatbuffers::{ForwardsUOffset, InvalidFlatbuffer, Verifiable, Verifier, VerifierOptions};
 
-use super::framing::{Framer, RawMessage};
+use super::framing::{one_line, Framer, RawMessage};
 use super::message::{read_schema, MessageDecoder, PushLimits};
 use crate::ipc::error::{QuiverError, Result};
 use crate::ipc::limits::ReadLimits;
@@ -123,15 +123,8 @@ impl FileDecoder {
         let schema = fb
             .schema()
             .ok_or_else(|| QuiverError::invalid("file footer has no schema"))?;
-        let blocks = |what: &str, list: Option<flatbuffers::Vector<'_, arrow_ipc::Block>>| {
-            list.into_iter()
-                .flatten()
-                .enumerate()
-                .map(|(index, block)| check_block(what, index, block, footer_start))
-                .collect::<Result<Vec<_>>>()
-        };
-        let dictionaries = blocks("dictionary", fb.dictionaries())?;
-        let batches = blocks("record batch", fb.recordBatches())?;
+        let dictionaries = check_blocks("dictionary", fb.dictionaries(), footer_start)?;
+        let batches = check_blocks("record batch", fb.recordBatches(), footer_start)?;
         let schema = read_schema(schema)?;
         Ok(FileDecoder {
             messages: MessageDecoder::with_schema(schema.clone()),
@@ -466,6 +459,19 @@ impl Verifiable for SchemaField {
     }
 }
 
+fn check_blocks(
+    what: &str,
+    list: Option<flatbuffers::Vector<'_, arrow_ipc::Block>>,
+    footer_start: u64,
+) -> Result<Vec<Block>> {
+    let list = list.unwrap_or_default();
+    let mut blocks = Vec::with_capacity(list.len());
+    for (index, block) in list.iter().enumerate() {
+        blocks.push(check_block(what, index, block, footer_start)?);
+    }
+    Ok(blocks)
+}
+
 fn check_block(
     what: &str,
     index: usize,
@@ -560,8 +566,4 @@ fn describe_bytes(bytes: &[u8]) -> String {
         true => bytes.iter().copied().map(char::from).collect(),
         false => format!("bytes {bytes:?}"),
     }
-}
-
-fn one_line(text: &str) -> String {
-    text.split_whitespace().collect::<Vec<_>>().join(" ")
 }
