@@ -97,8 +97,11 @@ else
     echo "the web and nodejs .wasm differ: run wasm-opt on each" >&2
     exit 1
   fi
+  # The producers and target_features sections tell tools which compilers and features
+  # made the module; engines never read them.
   log "wasm-opt -Oz"
-  "$wasm_opt" -Oz --enable-bulk-memory --enable-nontrapping-float-to-int \
+  "$wasm_opt" -Oz --converge --strip-producers --strip-target-features \
+    --enable-bulk-memory --enable-nontrapping-float-to-int \
     --enable-sign-ext --enable-mutable-globals --enable-reference-types \
     --enable-multivalue --enable-simd "$stage/web/quiver_bg.wasm" -o "$stage/web/quiver_bg.opt.wasm"
   mv "$stage/web/quiver_bg.opt.wasm" "$stage/web/quiver_bg.wasm"

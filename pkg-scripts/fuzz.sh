@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Runs every cargo-fuzz target for SECONDS each (default 600), seeded with the gold IPC
-# files (the decompress target with pyarrow's LZ4 and ZSTD frames, fuzz/seeds.py), and
+# streams (the decompress target with pyarrow's LZ4 and ZSTD frames, fuzz/seeds.py; the
+# file target with the IPC files of tests/data/files.py), and
 # copies anything that crashed into fuzz/regressions/<target>/ so that
 # tests/fuzz_regressions.rs replays it from then on.
 #
@@ -13,7 +14,7 @@ export PATH="$HOME/.cargo/bin:$PATH"
 seconds=${1:-600}
 shift || true
 targets=("$@")
-[ ${#targets[@]} -gt 0 ] || targets=(reader reader_split decompress frames)
+[ ${#targets[@]} -gt 0 ] || targets=(reader reader_split decompress frames file)
 
 # cargo-fuzz wants nightly rustc. The machine image ships one; without it, stable with
 # RUSTC_BOOTSTRAP accepts the same flags (no sanitizer is used, so no -Z flag is needed).
@@ -33,6 +34,11 @@ for target in "${targets[@]}"; do
   if [ -z "$(ls -A "$corpus")" ]; then
     if [ "$target" = decompress ]; then
       "$root/.venv/bin/python" "$root/fuzz/seeds.py" "$corpus"
+    elif [ "$target" = file ]; then
+      files=$(mktemp -d)
+      "$root/.venv/bin/python" "$root/tests/data/files.py" write "$files"
+      cp "$files"/*.arrow "$corpus/"
+      rm -rf "$files"
     else
       find "$gold" -name '*.stream' -exec cp {} "$corpus/" \;
     fi

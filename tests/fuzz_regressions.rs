@@ -4,7 +4,7 @@
 use std::path::Path;
 
 use quiver::ipc::codec::{Codecs, Compression};
-use quiver::ipc::{ReadLimits, StreamDecoder};
+use quiver::ipc::{FileDecoder, ReadLimits, StreamDecoder};
 
 fn inputs(target: &str) -> Vec<(String, Vec<u8>)> {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -45,6 +45,10 @@ const READER_ERRORS: &[(&str, &str)] = &[
 /// The error of each decompress input, per codec. None has been found yet; an input
 /// added to fuzz/regressions/decompress/ needs its line here.
 const DECOMPRESS_ERRORS: &[(&str, Compression, &str)] = &[];
+
+/// The first error of each file input, read as fuzz/fuzz_targets/file.rs reads it. None
+/// has been found yet; an input added to fuzz/regressions/file/ needs its line here.
+const FILE_ERRORS: &[(&str, &str)] = &[];
 
 /// The file name at the end of an input's path.
 fn file_name(path: &str) -> &str {
@@ -112,6 +116,26 @@ fn decompress_regressions_fail_with_their_errors() {
                 "{path} {codec:?}"
             );
         }
+    }
+}
+
+#[test]
+fn file_regressions_fail_with_their_errors() {
+    let cases = inputs("file");
+    assert_inputs(&cases, FILE_ERRORS.iter().map(|(name, _)| *name));
+    for (path, bytes) in &cases {
+        let read = FileDecoder::from_bytes(bytes, ReadLimits::default()).and_then(|mut file| {
+            (0..file.num_batches()).try_for_each(|i| file.read_batch_from(i, bytes).map(drop))
+        });
+        let (_, expected) = FILE_ERRORS
+            .iter()
+            .find(|(name, _)| *name == file_name(path))
+            .expect("assert_inputs found every input");
+        assert_eq!(
+            read.map_err(|e| e.to_string()),
+            Err(expected.to_string()),
+            "{path}"
+        );
     }
 }
 

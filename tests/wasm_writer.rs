@@ -149,7 +149,11 @@ fn bad_options_and_calls_are_clear_errors() {
     );
     assert_eq!(
         error(&[("maxChunkSize", 8.into())]),
-        "unknown WriterOptions field 'maxChunkSize'; the fields are compression, zstdLevel, maxChunkBytes, chunkSizing"
+        "unknown WriterOptions field 'maxChunkSize'; the fields are compression, zstdLevel, maxChunkBytes, chunkSizing, format"
+    );
+    assert_eq!(
+        error(&[("format", "feather".into())]),
+        "format must be 'stream' or 'file', found 'feather'"
     );
 
     let mut writer = StreamWriter::for_batch(&nested[0], None).unwrap();

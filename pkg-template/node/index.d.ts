@@ -1,4 +1,4 @@
-import type { ReaderOptions, RecordBatch, Table, WriterOptions } from './quiver.cjs';
+import type { ArrowFile, ReaderOptions, RecordBatch, Table, WriterOptions } from './quiver.cjs';
 
 export * from './quiver.cjs';
 
@@ -21,4 +21,5 @@ declare module './quiver.cjs' {
   }
   interface FlightStream extends IterableFlightStream<RecordBatch> {}
   interface FlightClient extends FlightClientDoPut<RecordBatch, Table>, FlightClientSql<RecordBatch, Table> {}
+  interface ArrowFile extends FileBatches<RecordBatch> {}
 }

@@ -7,7 +7,7 @@ export * from './quiver.cjs';
 
 export const { tableFromIPCAsync } = addProtocols(glue);
 
-export { FlightError } from '../extras.js';
+export { FlightError, openFile } from '../extras.js';
 
 /**
  * The module is ready once imported in Node. init() and initSync() exist so that code

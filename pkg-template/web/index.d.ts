@@ -1,4 +1,4 @@
-import type { ReaderOptions, RecordBatch, Table, WriterOptions } from './quiver.js';
+import type { ArrowFile, ReaderOptions, RecordBatch, Table, WriterOptions } from './quiver.js';
 
 export * from './quiver.js';
 export { default } from './quiver.js';
@@ -13,4 +13,5 @@ declare module './quiver.js' {
   }
   interface FlightStream extends IterableFlightStream<RecordBatch> {}
   interface FlightClient extends FlightClientDoPut<RecordBatch, Table>, FlightClientSql<RecordBatch, Table> {}
+  interface ArrowFile extends FileBatches<RecordBatch> {}
 }

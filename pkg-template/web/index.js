@@ -8,7 +8,7 @@ export * from './quiver.js';
 
 export const { tableFromIPCAsync } = addProtocols(glue);
 
-export { FlightError } from '../extras.js';
+export { FlightError, openFile } from '../extras.js';
 
 /**
  * Loads and instantiates the wasm module; call it once before anything else. Later calls

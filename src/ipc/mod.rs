@@ -12,7 +12,7 @@ use std::collections::HashMap;
 
 pub use error::{QuiverError, Result};
 pub use limits::ReadLimits;
-pub use reader::{batch_bytes, StreamDecoder};
+pub use reader::{batch_bytes, FileDecoder, StreamDecoder};
 pub use stats::ReadStats;
 #[cfg(feature = "writer")]
 pub use writer::{Chunks, StreamEncoder, WriteOptions};

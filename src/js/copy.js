@@ -31,3 +31,12 @@ export function copyToMemory(memory, segment, start, length, address) {
     heap.set(start === 0 && length === segment.length ? segment : segment.subarray(start, start + length), address);
   }
 }
+
+/**
+ * Copies `length` bytes of `array` from `start` to `address` in `memory`: a part of an IPC
+ * file into the reader's buffers. The parts of a file are read at any offset, so the
+ * state copyToMemory keeps per push does not apply.
+ */
+export function copyRange(memory, array, start, length, address) {
+  new Uint8Array(memory.buffer, address, length).set(array.subarray(start, start + length));
+}

@@ -56,6 +56,35 @@ interface FlightClientDoPut<Batch, Table> {
 }
 
 /**
+ * Opens an Arrow IPC file (`.arrow`, `.feather` v2) for random access. It reads the file's
+ * last 10 bytes and its footer, and nothing more until `batch(i)` asks: a 2 GiB `File`
+ * from `<input type=file>` is never read whole. A `Uint8Array` is read through views,
+ * each byte copied once into wasm memory. Rejects with an `Error` that says what is wrong
+ * if the footer is truncated or malformed. The `ArrowFile` is yours to `free()`.
+ *
+ * ```js
+ * using file = await openFile(input.files[0]);
+ * using last = await file.batch(file.numBatches - 1);
+ * console.log(last.numRows, file.bytesRead);
+ * ```
+ */
+export function openFile(source: Uint8Array | Blob, options?: ReaderOptions): Promise<ArrowFile>;
+
+interface FileBatches<Batch> {
+  /**
+   * Reads batch `index`: the first time, the start of the file and the dictionaries too,
+   * then only the batch's own bytes (`Blob.slice` for a Blob). The batch is yours to
+   * `free()`. Rejects if the index is out of range or the batch's bytes are malformed;
+   * the file stays usable for other batches, unless its dictionaries are malformed.
+   *
+   * ```js
+   * using batch = await file.batch(3);
+   * ```
+   */
+  batch(index: number): Promise<Batch>;
+}
+
+/**
  * What `StreamReader.from` and `tableFromIPCAsync` read: a fetch `Response` (which must be
  * OK), a `ReadableStream` of `Uint8Array` (a Response's `body`, a Blob's `stream()`), a
  * `Blob` or `File`, or any async iterable of `Uint8Array` (a Node stream, a generator).

@@ -30,6 +30,36 @@ export class FlightError extends Error {
   }
 }
 
+// The glue's ArrowFile class, for openFile; set by addProtocols.
+let ArrowFileClass;
+// What each open file reads its bytes with: (start, end) => Promise<Uint8Array>.
+const readers = new WeakMap();
+
+/** Reads byte ranges of a Uint8Array (a view, no copy) or of a Blob (only that slice). */
+function rangeReader(source) {
+  if (source instanceof Uint8Array) {
+    return { size: source.length, read: async (start, end) => source.subarray(start, end) };
+  }
+  if (typeof Blob !== 'undefined' && source instanceof Blob) {
+    const read = async (start, end) => new Uint8Array(await source.slice(start, end).arrayBuffer());
+    return { size: source.size, read };
+  }
+  throw new Error('openFile expects a Uint8Array or a Blob (a File is one)');
+}
+
+/**
+ * Opens an Arrow IPC file for random access: reads its last 10 bytes and its footer, and
+ * nothing else until `batch(i)` asks.
+ */
+export async function openFile(source, options) {
+  const { size, read } = rangeReader(source);
+  const tail = await read(Math.max(0, size - 10), size);
+  const [start, end] = ArrowFileClass.footerRange(tail, size, options);
+  const file = ArrowFileClass.open(await read(start, end), size, options);
+  readers.set(file, read);
+  return file;
+}
+
 /**
  * What the glue cannot generate, and which the entries add to it:
  * - StreamReader: `for (const batch of reader)` drains nextBatch(); `StreamReader.from`
@@ -42,8 +72,18 @@ export class FlightError extends Error {
  *
  * Returns the functions the entries export: `tableFromIPCAsync`.
  */
-export function addProtocols({ StreamReader, FlightStream, FlightClient, ...classes }) {
+export function addProtocols({ StreamReader, FlightStream, FlightClient, ArrowFile, ...classes }) {
   keepOwners(classes);
+  ArrowFileClass = ArrowFile;
+  // Reads the ranges batch i needs (the dictionaries the first time, then its block) and
+  // decodes them.
+  ArrowFile.prototype.batch = async function batch(index) {
+    const ranges = Array.from(this.ranges(index));
+    const starts = ranges.filter((_, i) => i % 2 === 0);
+    const read = readers.get(this);
+    const parts = await Promise.all(starts.map((start, i) => read(start, ranges[2 * i + 1])));
+    return this.readBatch(index, starts, parts);
+  };
   StreamReader.prototype[Symbol.iterator] = function* batches() {
     for (let batch = this.nextBatch(); batch !== undefined; batch = this.nextBatch()) {
       yield batch;

@@ -7,6 +7,9 @@ mod batch;
 mod chunks;
 mod column_types;
 mod error;
+mod file;
+#[cfg(feature = "writer")]
+mod file_writer;
 #[cfg(feature = "flight")]
 mod flight;
 #[cfg(feature = "writer")]
@@ -28,6 +31,9 @@ pub use batch::{RecordBatch, Table};
 #[cfg(feature = "writer")]
 pub use chunks::Chunks;
 pub use error::WasmResult;
+pub use file::ArrowFile;
+#[cfg(feature = "writer")]
+pub use file_writer::FileWriter;
 #[cfg(feature = "flight")]
 pub use flight::{FlightClient, FlightStream, PutStream};
 #[cfg(feature = "writer")]

@@ -5,9 +5,11 @@ use wasm_bindgen::prelude::*;
 
 use super::batch::{table_with_metadata, RecordBatch, Table};
 use super::error::{usage, WasmResult};
+use super::file::{table_from_file, Parts};
 use super::object::object;
 use super::options::{read_limits, ReaderOptionsJs};
 use super::schema::schema_to_js;
+use crate::ipc::reader::{is_file, MAGIC};
 use crate::ipc::StreamDecoder;
 
 /// Decodes an Arrow IPC stream pushed in segments of any size.
@@ -164,7 +166,9 @@ impl StreamReader {
     }
 }
 
-/// Decodes a whole IPC stream, given as one array or as the segments it arrived in.
+/// Decodes a whole IPC stream or file, given as one array or as the segments it arrived
+/// in. A file (it starts with the magic `ARROW1`) is read through its footer, like
+/// `openFile`.
 ///
 /// ```js
 /// using table = tableFromIPC(new Uint8Array(await (await fetch(url)).arrayBuffer()));
@@ -174,19 +178,26 @@ pub fn table_from_ipc(
     #[wasm_bindgen(unchecked_param_type = "Uint8Array | Uint8Array[]")] input: JsValue,
     options: Option<ReaderOptionsJs>,
 ) -> WasmResult<Table> {
-    let mut reader = StreamReader::new(options)?;
-    let mut push = |segment: JsValue| -> WasmResult<()> {
-        let segment = segment
-            .dyn_into::<Uint8Array>()
-            .map_err(|_| usage("tableFromIPC expects a Uint8Array or an array of Uint8Array"))?;
-        reader.push_array(&segment)
-    };
-    if Array::is_array(&input) {
-        for segment in Array::from(&input).iter() {
-            push(segment)?;
-        }
+    let segments = if Array::is_array(&input) {
+        Array::from(&input).iter().collect()
     } else {
-        push(input)?;
+        vec![input]
+    };
+    let segments = segments
+        .into_iter()
+        .map(|segment| segment.dyn_into::<Uint8Array>())
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(|_| usage("tableFromIPC expects a Uint8Array or an array of Uint8Array"))?;
+    let limits = read_limits(options)?;
+    let parts = Parts::in_sequence(segments);
+    if is_file(&parts.bytes(0..MAGIC.len() as u64)) {
+        return table_from_file(&parts, limits);
+    }
+    let mut reader = StreamReader {
+        decoder: StreamDecoder::new(limits),
+    };
+    for segment in parts.arrays() {
+        reader.push_array(segment)?;
     }
     reader.into_table()
 }

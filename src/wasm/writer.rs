@@ -9,8 +9,8 @@ use super::batch::{call_on_batch_or_table, RecordBatch, Table};
 use super::chunks::Chunks;
 use super::error::WasmResult;
 use super::object::object;
-use super::writer_options::{write_options, WriterOptionsJs};
-use crate::ipc::writer::{self, StreamEncoder};
+use super::writer_options::{write_options, write_options_and_format, Format, WriterOptionsJs};
+use crate::ipc::writer::{self, StreamEncoder, WriteStats};
 use crate::ipc::BatchMetadata;
 
 /// Encodes record batches as an Arrow IPC stream, one `Chunks` per call.
@@ -126,14 +126,18 @@ impl StreamWriter {
     /// Counters of messages, batches and bytes (a new object each time).
     #[wasm_bindgen(getter, unchecked_return_type = "WriterStats")]
     pub fn stats(&self) -> JsValue {
-        let stats = self.encoder.stats();
-        object(&[
-            ("messages", (stats.messages as f64).into()),
-            ("batches", (stats.batches as f64).into()),
-            ("bytesWritten", (stats.bytes_written as f64).into()),
-            ("extraBytesCopied", (stats.extra_bytes_copied as f64).into()),
-        ])
+        stats_to_js(self.encoder.stats())
     }
+}
+
+/// `WriterStats` for JavaScript.
+pub(super) fn stats_to_js(stats: &WriteStats) -> JsValue {
+    object(&[
+        ("messages", (stats.messages as f64).into()),
+        ("batches", (stats.batches as f64).into()),
+        ("bytesWritten", (stats.bytes_written as f64).into()),
+        ("extraBytesCopied", (stats.extra_bytes_copied as f64).into()),
+    ])
 }
 
 /// The exact size in bytes of the record batch message that writing `batch` produces
@@ -153,10 +157,13 @@ pub fn message_size(batch: &RecordBatch, options: Option<WriterOptionsJs>) -> Wa
 }
 
 /// A whole table or batch as one IPC stream, in a new `Uint8Array` owned by JavaScript:
-/// schema, dictionaries, batches and end-of-stream marker. The source is only read.
+/// schema, dictionaries, batches and end-of-stream marker; or, with `format: 'file'`, as
+/// an IPC file (the `.arrow` files pyarrow, pandas and polars read). The source is only
+/// read.
 ///
 /// ```js
 /// const bytes = tableToIPC(table, { compression: 'zstd' });
+/// const file = tableToIPC(table, { format: 'file' });
 /// ```
 #[wasm_bindgen(js_name = tableToIPC, unchecked_return_type = "Uint8Array")]
 pub fn table_to_ipc(
@@ -175,30 +182,40 @@ pub fn table_to_ipc(
 
 #[wasm_bindgen]
 impl RecordBatch {
-    /// This batch as a whole IPC stream (see `tableToIPC`).
+    /// This batch as a whole IPC stream or file (see `tableToIPC`).
     #[wasm_bindgen(js_name = toIPC)]
     pub fn to_ipc(&self, options: Option<WriterOptionsJs>) -> WasmResult<Uint8Array> {
         let schema = self.as_arrow().schema();
-        stream_bytes(schema, [(self.as_arrow(), self.metadata_ref())], options)
+        stream_bytes(schema, &[(self.as_arrow(), self.metadata_ref())], options)
     }
 }
 
 #[wasm_bindgen]
 impl Table {
-    /// This table as a whole IPC stream (see `tableToIPC`).
+    /// This table as a whole IPC stream or file (see `tableToIPC`).
     #[wasm_bindgen(js_name = toIPC)]
     pub fn to_ipc(&self, options: Option<WriterOptionsJs>) -> WasmResult<Uint8Array> {
-        let batches = self.arrow_batches().iter().zip(self.batch_metadata());
-        stream_bytes(self.schema_ref().clone(), batches, options)
+        let batches: Vec<_> = self
+            .arrow_batches()
+            .iter()
+            .zip(self.batch_metadata())
+            .collect();
+        stream_bytes(self.schema_ref().clone(), &batches, options)
     }
 }
 
-/// `batches`, with their metadata, as one IPC stream.
-fn stream_bytes<'a>(
+/// `batches`, with their metadata, as one IPC stream or file, as the options ask. A slice,
+/// so that each writer is compiled once for batches and tables.
+fn stream_bytes(
     schema: SchemaRef,
-    batches: impl IntoIterator<Item = (&'a arrow_array::RecordBatch, &'a BatchMetadata)>,
+    batches: &[(&arrow_array::RecordBatch, &BatchMetadata)],
     options: Option<WriterOptionsJs>,
 ) -> WasmResult<Uint8Array> {
-    let chunks = writer::write_stream_with_metadata(schema, batches, &write_options(options)?)?;
+    let batches = batches.iter().copied();
+    let (options, format) = write_options_and_format(options)?;
+    let chunks = match format {
+        Format::Stream => writer::write_stream_with_metadata(schema, batches, &options)?,
+        Format::File => writer::write_file_with_metadata(schema, batches, &options)?,
+    };
     Ok(Chunks::new(chunks).to_uint8_array())
 }

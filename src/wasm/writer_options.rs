@@ -27,6 +27,11 @@ export interface WriterOptions {
    * old way, for benchmarks that show what it cost.
    */
   chunkSizing?: 'exact' | 'fixed';
+  /**
+   * `'stream'` (the default) or `'file'`: the IPC format `tableToIPC` and `toIPC` write.
+   * `StreamWriter` writes streams and `FileWriter` files, whatever this says.
+   */
+  format?: 'stream' | 'file';
 }
 "#;
 
@@ -38,12 +43,41 @@ extern "C" {
 }
 
 /// The option names (a misspelled option is an error).
-const FIELDS: [&str; 4] = ["compression", "zstdLevel", "maxChunkBytes", "chunkSizing"];
+const FIELDS: [&str; 5] = [
+    "compression",
+    "zstdLevel",
+    "maxChunkBytes",
+    "chunkSizing",
+    "format",
+];
+
+/// The IPC format a whole-table write produces.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Format {
+    Stream,
+    File,
+}
 
 /// Reads `WriterOptions` into the core's options (validated again by the core).
 pub(crate) fn write_options(options: Option<WriterOptionsJs>) -> WasmResult<WriteOptions> {
+    Ok(write_options_and_format(options)?.0)
+}
+
+/// [`write_options`], and the format the options ask for.
+pub(crate) fn write_options_and_format(
+    options: Option<WriterOptionsJs>,
+) -> WasmResult<(WriteOptions, Format)> {
     let object = options_object(options.map(Into::into), "WriterOptions", &FIELDS)?;
     let object = object.as_ref();
+    let format = match string_field(object, "format")?.as_deref() {
+        None | Some("stream") => Format::Stream,
+        Some("file") => Format::File,
+        Some(other) => {
+            return Err(usage(format!(
+                "format must be 'stream' or 'file', found '{other}'"
+            )))
+        }
+    };
     let compression = match string_field(object, "compression")?.as_deref() {
         None => None,
         Some("lz4") => Some(Compression::Lz4Frame),
@@ -84,5 +118,5 @@ pub(crate) fn write_options(options: Option<WriterOptionsJs>) -> WasmResult<Writ
         chunk_sizing,
     };
     options.validate()?;
-    Ok(options)
+    Ok((options, format))
 }

@@ -148,6 +148,13 @@ impl Framer {
             self.stage = Stage::Prefix { need: 8 };
             return Ok(None);
         }
+        // A file's magic, ARROW1, would pass for a huge legacy length below.
+        if self.filled == 4 && self.prefix[..4] == *b"ARRO" {
+            return Err(QuiverError::invalid(
+                "expected a message, found the magic ARROW1 of an IPC file: read files with \
+                 tableFromIPC or openFile",
+            ));
+        }
         // Before format 0.15 the prefix was the length alone, with no continuation marker.
         let at = self.filled - 4;
         let len = i32::from_le_bytes([
@@ -181,14 +188,9 @@ impl Framer {
 
     fn end_metadata(&mut self) -> Result<Option<RawMessage<'_>>> {
         let message = arrow_ipc::root_as_message(&self.metadata).map_err(|e| {
-            // The verifier's text spans lines; a JS Error message reads better on one.
-            let detail = e
-                .to_string()
-                .split_whitespace()
-                .collect::<Vec<_>>()
-                .join(" ");
             QuiverError::invalid(format!(
-                "message metadata is not a valid flatbuffer: {detail}"
+                "message metadata is not a valid flatbuffer: {}",
+                one_line(&e.to_string())
             ))
         })?;
         let declared = message.bodyLength();
@@ -236,4 +238,10 @@ fn as_uninit(bytes: &mut [u8]) -> &mut [MaybeUninit<u8>] {
     // SAFETY: MaybeUninit<u8> has the layout of u8, and the callers only write
     // initialized bytes through it.
     unsafe { &mut *(bytes as *mut [u8] as *mut [MaybeUninit<u8>]) }
+}
+
+/// The flatbuffer verifier's text, which spans lines, on one line: a JS Error message
+/// reads better that way.
+pub(super) fn one_line(text: &str) -> String {
+    text.split_whitespace().collect::<Vec<_>>().join(" ")
 }

@@ -30,6 +30,14 @@ pub(super) struct MessageDecoder {
 }
 
 impl MessageDecoder {
+    /// A decoder for messages after the schema, which came from elsewhere (a file's footer).
+    pub(super) fn with_schema(schema: SchemaRef) -> Self {
+        MessageDecoder {
+            schema: Some(schema),
+            ..MessageDecoder::default()
+        }
+    }
+
     /// The stream's schema, once its first message has been decoded.
     pub(super) fn schema(&self) -> Option<&SchemaRef> {
         self.schema.as_ref()
@@ -38,6 +46,11 @@ impl MessageDecoder {
     /// The next decoded batch with its message's custom metadata.
     pub(super) fn next_batch(&mut self) -> Option<(RecordBatch, BatchMetadata)> {
         self.ready.pop_front()
+    }
+
+    /// Whether a dictionary with this id has been read.
+    pub(super) fn has_dictionary(&self, id: i64) -> bool {
+        self.dictionaries.by_id().contains_key(&id)
     }
 
     /// The bytes of the dictionaries kept so far.
@@ -67,14 +80,7 @@ impl MessageDecoder {
                 let header = fb
                     .header_as_schema()
                     .ok_or_else(|| QuiverError::invalid("schema message has no schema"))?;
-                if header.endianness() != arrow_ipc::Endianness::Little {
-                    return Err(QuiverError::Unsupported(
-                        "big-endian stream: Quiver reads little-endian IPC only".into(),
-                    ));
-                }
-                let decoded = Arc::new(arrow_ipc::convert::try_fb_to_schema(header)?);
-                check_schema(&fields(&decoded))?;
-                self.schema = Some(decoded);
+                self.schema = Some(read_schema(header)?);
             }
             MessageHeader::DictionaryBatch => {
                 let schema = require_schema(&self.schema, "dictionary batch")?;
@@ -135,6 +141,19 @@ impl MessageDecoder {
         }
         Ok(())
     }
+}
+
+/// A schema from its flatbuffer (a schema message's, or a file footer's), checked for
+/// what Quiver reads.
+pub(super) fn read_schema(header: arrow_ipc::Schema<'_>) -> Result<SchemaRef> {
+    if header.endianness() != arrow_ipc::Endianness::Little {
+        return Err(QuiverError::Unsupported(
+            "big-endian stream: Quiver reads little-endian IPC only".into(),
+        ));
+    }
+    let schema = Arc::new(arrow_ipc::convert::try_fb_to_schema(header)?);
+    check_schema(&fields(&schema))?;
+    Ok(schema)
 }
 
 /// The limits of one push: the reader's, and what is left of the push's decompression

@@ -9,6 +9,7 @@
 
 mod decompress;
 mod dictionaries;
+mod file;
 mod flat;
 mod framing;
 mod message;
@@ -29,6 +30,7 @@ use crate::ipc::error::{QuiverError, Result};
 use crate::ipc::limits::ReadLimits;
 use crate::ipc::stats::ReadStats;
 use crate::ipc::BatchMetadata;
+pub use file::{is_file, FileDecoder, MAGIC, TAIL_BYTES};
 use flat::{all_flat, read_flat_batch};
 use framing::Framer;
 use message::{MessageDecoder, PushLimits};

@@ -29,6 +29,22 @@ pub(crate) struct Dictionaries {
 }
 
 impl Dictionaries {
+    /// Refuses an update that replaces a dictionary already sent, which the IPC file
+    /// format does not allow (each id has one dictionary, which only deltas extend).
+    pub(crate) fn check_no_replacement(&self, updates: &[Update]) -> Result<()> {
+        match updates
+            .iter()
+            .find(|u| !u.is_delta && self.sent.contains_key(&u.id))
+        {
+            Some(update) => Err(QuiverError::Usage(format!(
+                "dictionary {} of this batch does not extend the one written before: an IPC \
+                 file cannot replace a dictionary (write a stream instead)",
+                update.id
+            ))),
+            None => Ok(()),
+        }
+    }
+
     /// `updates` for a column of a batch. Only dictionary columns and columns with
     /// children can hold dictionaries; the others are not converted to `ArrayData`.
     pub(crate) fn column_updates(

@@ -203,8 +203,14 @@ impl MessageEncoder {
         Ok(size)
     }
 
-    /// Writes the last planned message, `size` bytes, parts taken from `body`.
-    pub(crate) fn write(&self, size: usize, body: &BodyPlan, out: &mut ChunkWriter) -> Result<()> {
+    /// Writes the last planned message, `size` bytes, parts taken from `body`. Returns the
+    /// bytes before its body: the prefix and the padded metadata.
+    pub(crate) fn write(
+        &self,
+        size: usize,
+        body: &BodyPlan,
+        out: &mut ChunkWriter,
+    ) -> Result<usize> {
         out.begin(size)?;
         let metadata = self.fbb.finished_data();
         let padded = metadata.len() + padding(metadata.len());
@@ -225,7 +231,7 @@ impl MessageEncoder {
             }
             out.put(&[0; 8][..padding(len)])?;
         }
-        Ok(())
+        Ok(PREFIX + padded)
     }
 
     /// The end-of-stream marker: a prefix with metadata length 0.

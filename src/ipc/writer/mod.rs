@@ -11,6 +11,7 @@
 mod body;
 mod chunks;
 mod dictionaries;
+mod file;
 mod message;
 mod options;
 mod part;
@@ -18,9 +19,11 @@ mod part;
 use std::sync::Arc;
 
 use arrow_array::RecordBatch;
+use arrow_ipc::MessageHeader;
 use arrow_schema::{DataType, Field, SchemaRef};
 
 pub use chunks::Chunks;
+pub use file::{write_file_with_metadata, FileEncoder};
 pub use options::{ChunkSizing, WriteOptions, DEFAULT_MAX_CHUNK_BYTES, MIN_MAX_CHUNK_BYTES};
 
 use crate::ipc::error::{QuiverError, Result};
@@ -79,6 +82,29 @@ pub struct StreamEncoder {
     schema_written: bool,
     finished: bool,
     stats: WriteStats,
+    /// Set for the file format, which allows no dictionary replacements.
+    refuse_replacements: bool,
+    /// The messages of the last write, in order, for a file's footer.
+    written: Vec<Written>,
+}
+
+/// Where one written message splits into metadata (prefix included) and body.
+#[derive(Clone, Copy, Debug)]
+struct Written {
+    kind: MessageHeader,
+    metadata: usize,
+    body: usize,
+}
+
+impl Written {
+    /// A message of `size` bytes, `metadata` of them before its body.
+    fn new(kind: MessageHeader, metadata: usize, size: usize) -> Self {
+        Written {
+            kind,
+            metadata,
+            body: size - metadata,
+        }
+    }
 }
 
 impl StreamEncoder {
@@ -98,6 +124,8 @@ impl StreamEncoder {
             schema_written: false,
             finished: false,
             stats: WriteStats::default(),
+            refuse_replacements: false,
+            written: Vec::new(),
         })
     }
 
@@ -158,6 +186,7 @@ impl StreamEncoder {
     pub fn finish(&mut self) -> Result<Chunks> {
         self.check_open()?;
         let mut out = ChunkWriter::new(self.options.max_chunk_bytes, self.options.chunk_sizing);
+        self.written.clear();
         if !self.schema_written {
             self.write_schema(&mut out)?;
         }
@@ -191,12 +220,16 @@ impl StreamEncoder {
         self.check_open()?;
         check_batch_schema(&self.schema, batch)?;
         self.messages.extra_copied = 0;
+        self.written.clear();
         let mut sizes = MessageSizes::default();
         self.updates.clear();
         let mut ids = 0i64..;
         for column in batch.columns() {
             self.dictionaries
                 .column_updates(column, &mut ids, &mut self.updates)?;
+        }
+        if self.refuse_replacements {
+            self.dictionaries.check_no_replacement(&self.updates)?;
         }
         if !self.schema_written {
             sizes.schema = Some(match out.as_deref_mut() {
@@ -217,7 +250,9 @@ impl StreamEncoder {
                 &BatchMetadata::new(),
             )?;
             if let Some(out) = out.as_deref_mut() {
-                self.messages.write(size, &self.body, out)?;
+                let metadata = self.messages.write(size, &self.body, out)?;
+                let kind = MessageHeader::DictionaryBatch;
+                self.written.push(Written::new(kind, metadata, size));
             }
             sizes.dictionaries.push(size);
         }
@@ -229,7 +264,9 @@ impl StreamEncoder {
             self.messages
                 .plan_batch(&self.body, batch.num_rows(), compression, None, metadata)?;
         if let Some(out) = out {
-            self.messages.write(size, &self.body, out)?;
+            let metadata = self.messages.write(size, &self.body, out)?;
+            let kind = MessageHeader::RecordBatch;
+            self.written.push(Written::new(kind, metadata, size));
         }
         sizes.record_batch = size;
         Ok(sizes)
@@ -237,7 +274,9 @@ impl StreamEncoder {
 
     fn write_schema(&mut self, out: &mut ChunkWriter) -> Result<usize> {
         let size = self.messages.plan_schema(&self.schema)?;
-        self.messages.write(size, &BodyPlan::default(), out)?;
+        let metadata = self.messages.write(size, &BodyPlan::default(), out)?;
+        let kind = MessageHeader::Schema;
+        self.written.push(Written::new(kind, metadata, size));
         Ok(size)
     }
 }

@@ -243,3 +243,22 @@ export function fromJavaScript(arrowTable: arrow.Table, arrowBatch: arrow.Record
   const one: Uint8Array = tableToIPC(built);
   return one.length > 0 ? tableToIPC(imported) : one;
 }
+
+// IPC files: random access with openFile, and writing them.
+import { ArrowFile, FileWriter, openFile } from 'quiver-arrow';
+
+export async function files(source: Blob | Uint8Array, table: Table): Promise<Blob> {
+  using file: ArrowFile = await openFile(source, { maxMessageBytes: 1 << 20 });
+  using batch: RecordBatch = await file.batch(file.numBatches - 1);
+  const seen: number = batch.numRows + file.bytesRead + file.schema.fields.length;
+  const bytes: Uint8Array = tableToIPC(table, { format: 'file', compression: 'lz4' });
+  using writer = FileWriter.forTable(table, { compression: 'zstd' });
+  const parts: BlobPart[] = [];
+  for (const b of table.batches) {
+    using chunks = writer.write(b);
+    parts.push(...chunks.toArray().map((c) => c.slice()));
+  }
+  using end = writer.finish();
+  parts.push(...end.toArray().map((c) => c.slice()));
+  return new Blob(parts, { type: `${seen + bytes.length + writer.stats.bytesWritten}` });
+}
