@@ -1,7 +1,9 @@
 // The Flight benchmark's baseline: a bare WebSocket server that sends a browser the bytes
-// a DoGet from quiver-gateway sends, in the same frames, from memory, with no upstream and
-// no credit to wait for. What the browser receives from it is its WebSocket capacity on
-// this machine, the ceiling for the gateway's raw delivery.
+// a DoGet from quiver-gateway sends, in the same frames, from memory, with no upstream.
+// What the browser receives from it is its WebSocket capacity on this machine, the
+// ceiling for the gateway's raw delivery. It honours the client's credit as the gateway
+// does: WebKitGTK reads a WebSocket without backpressure and holds every frame it has not
+// handled in its web process, so a stream sent at once grew it past 3 GB and stalled it.
 //
 // For each rows/batch it first records, with the ws client, the frames of a one-batch
 // DoGet from the gateway (hello, the schema message, the batch's frames, the end-of-stream
@@ -56,10 +58,32 @@ function messages(frames) {
   return out;
 }
 
-/** Sends the recorded stream of `batches` batches on `ws`. */
-async function replay(ws, { messages: [schema, batch, end], status }, batches) {
+/**
+ * The credit a DoGet's client has granted and not yet used, in payload bytes (a frame's
+ * bytes after its 12-byte header, as the gateway counts them).
+ */
+class Credit {
+  constructor(bytes) {
+    this.bytes = bytes;
+    this.wake = () => {};
+  }
+
+  grant(bytes) {
+    this.bytes += bytes;
+    this.wake();
+  }
+
+  async take(bytes) {
+    while (this.bytes < bytes) await new Promise((resolve) => { this.wake = resolve; });
+    this.bytes -= bytes;
+  }
+}
+
+/** Sends the recorded stream of `batches` batches on `ws`, each frame within `credit`. */
+async function replay(ws, { messages: [schema, batch, end], status }, batches, credit) {
   let queued = 0;
   const send = async (frame) => {
+    await credit.take(frame.length - 12);
     const sent = new Promise((resolve, reject) => ws.send(frame, (e) => (e ? reject(e) : resolve())));
     queued += frame.length;
     if (queued >= IN_FLIGHT) {
@@ -81,13 +105,16 @@ export async function startBareServer(gatewayUrl) {
   server.on('connection', async (ws) => {
     // The hello the gateway sends is needed before the first recording: any size does.
     ws.send((await (recorded.values().next().value ?? recordOnce(65536))).hello);
+    let credit;
     ws.on('message', async (data, isBinary) => {
       if (isBinary) return;
       const message = JSON.parse(data.toString());
+      if (message.type === 'credit') credit?.grant(message.bytes);
       if (message.type !== 'doGet') return;
+      credit = new Credit(message.credit);
       const ticket = new URLSearchParams(Buffer.from(message.ticket, 'base64').toString());
       try {
-        await replay(ws, await recordOnce(Number(ticket.get('rows'))), Number(ticket.get('batches')));
+        await replay(ws, await recordOnce(Number(ticket.get('rows'))), Number(ticket.get('batches')), credit);
       } catch (error) {
         ws.close(1011, String(error.message).slice(0, 120));
       }
