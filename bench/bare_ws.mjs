@@ -8,8 +8,7 @@
 // For each rows/batch it first records, with the ws client, the frames of a one-batch
 // DoGet from the gateway (hello, the schema message, the batch's frames, the end-of-stream
 // marker and the status), then answers `doGet` for `rows=R&batches=N` with the schema,
-// the batch's frames N times, the marker and the status: the stream a gateway sends when
-// credit never runs out.
+// the batch's frames N times, the marker and the status: the stream a gateway sends.
 import { WebSocket, WebSocketServer } from 'ws';
 
 const SUBPROTOCOL = 'quiver-flight.v1';
