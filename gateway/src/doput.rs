@@ -12,6 +12,7 @@
 //! stream then yields an item that [`UploadCodec`] refuses to encode, and a request body
 //! that fails makes hyper reset the HTTP/2 stream.
 
+use std::future::Future;
 use std::sync::{Arc, Mutex};
 
 use arrow_flight::{FlightData, FlightDescriptor, PutResult};
@@ -124,15 +125,24 @@ impl DoPut {
             out,
         }
         .run(uploads);
-        tokio::pin!(call, feed);
-        let mut fed = false;
-        loop {
-            tokio::select! {
-                r = &mut call => return r,
-                r = &mut feed, if !fed => {
-                    r?;
-                    fed = true;
-                }
+        call_result(call, feed).await
+    }
+}
+
+/// The DoPut's result: the upstream call's, unless the feed failed first. A feed that
+/// stops because the call dropped its request stream waits for the call's own status.
+async fn call_result(
+    call: impl Future<Output = Result<(), Status>>,
+    feed: impl Future<Output = Result<(), FeedStop>>,
+) -> Result<(), Status> {
+    tokio::pin!(call, feed);
+    let mut fed = false;
+    loop {
+        tokio::select! {
+            r = &mut call => return r,
+            r = &mut feed, if !fed => match r {
+                Err(FeedStop::Failed(status)) => return Err(status),
+                Ok(()) | Err(FeedStop::UpstreamGone) => fed = true,
             }
         }
     }
@@ -154,7 +164,7 @@ struct Feed {
 
 impl Feed {
     /// Returns when the client ends the upload, after ending the request stream.
-    async fn run(mut self, mut uploads: mpsc::Receiver<Upload>) -> Result<(), Status> {
+    async fn run(mut self, mut uploads: mpsc::Receiver<Upload>) -> Result<(), FeedStop> {
         let invalid = |e: quiver::flight::ProtocolError| Status::invalid_argument(e.to_string());
         let mut messages = Vec::new();
         while let Some(upload) = uploads.recv().await {
@@ -204,7 +214,7 @@ impl Feed {
             }
             self.grant(size).await?;
         }
-        Err(Status::cancelled("client connection closed during DoPut"))
+        Err(Status::cancelled("client connection closed during DoPut").into())
     }
 
     async fn send(
@@ -212,7 +222,7 @@ impl Feed {
         header: Bytes,
         body: Bytes,
         app_metadata: Bytes,
-    ) -> Result<(), Status> {
+    ) -> Result<(), FeedStop> {
         let data = FlightData {
             flight_descriptor: self.descriptor.take(),
             data_header: header,
@@ -222,11 +232,8 @@ impl Feed {
         self.forward(Outgoing::Data(data)).await
     }
 
-    async fn forward(&self, item: Outgoing) -> Result<(), Status> {
-        self.tx
-            .send(item)
-            .await
-            .map_err(|_| Status::aborted("upstream DoPut call ended early"))
+    async fn forward(&self, item: Outgoing) -> Result<(), FeedStop> {
+        self.tx.send(item).await.map_err(|_| FeedStop::UpstreamGone)
     }
 
     async fn grant(&self, bytes: usize) -> Result<(), Status> {
@@ -243,6 +250,21 @@ impl Feed {
             bytes: bytes as u64,
         };
         self.out.send_json(&msg).await
+    }
+}
+
+/// Why the feed stopped before the client's `end` was forwarded.
+enum FeedStop {
+    /// The upload failed: this is the call's status.
+    Failed(Status),
+    /// The upstream call dropped its request stream, as a server that answers before
+    /// reading the whole upload does: the call's own result is the one to report.
+    UpstreamGone,
+}
+
+impl From<Status> for FeedStop {
+    fn from(status: Status) -> Self {
+        FeedStop::Failed(status)
     }
 }
 
@@ -301,5 +323,31 @@ impl Encoder for UploadEncoder {
 
     fn buffer_settings(&self) -> BufferSettings {
         self.0.buffer_settings()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::Duration;
+
+    #[tokio::test]
+    async fn a_feed_cut_off_by_the_upstream_reports_the_calls_status() {
+        let call = async {
+            tokio::time::sleep(Duration::from_millis(20)).await;
+            Err(Status::unimplemented("Implement do_put_statement_update"))
+        };
+        let feed = async { Err(FeedStop::UpstreamGone) };
+        let status = call_result(call, feed).await.unwrap_err();
+        assert_eq!(status.code(), tonic::Code::Unimplemented);
+        assert_eq!(status.message(), "Implement do_put_statement_update");
+    }
+
+    #[tokio::test]
+    async fn a_failed_feed_ends_the_call_with_its_status() {
+        let call = std::future::pending();
+        let feed = async { Err(FeedStop::Failed(Status::invalid_argument("bad frame"))) };
+        let status = call_result(call, feed).await.unwrap_err();
+        assert_eq!(status.code(), tonic::Code::InvalidArgument);
     }
 }

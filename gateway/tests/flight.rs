@@ -290,6 +290,28 @@ async fn bad_doput_bytes_fail_the_stream_not_the_connection() {
     assert_ne!(d.code, 0);
 }
 
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_doput_refused_before_its_upload_is_read_gets_the_servers_status() {
+    let up = Upstream::start(&[]);
+    let mut ws = Ws::to_gateway_for(&up).await;
+    // Flight SQL servers refuse a command this way. The race of the answer with the
+    // gateway's forwarding is tested in `doput`'s unit tests; this is the whole path.
+    for stream in 1..=10 {
+        ws.send(ClientMessage::DoPut {
+            stream,
+            descriptor: Descriptor::Path(vec!["refused".into()]),
+        })
+        .await;
+        ws.send(ClientMessage::End { stream }).await;
+        let (code, message) = ws.status(stream).await;
+        assert_eq!(code, 12, "stream {stream}: {message}");
+        assert!(
+            message.contains("uploads to refused are not implemented"),
+            "{message}"
+        );
+    }
+}
+
 /// An upload that stops early, after whole messages, reaches the server as a cancelled
 /// call: the server must not store the batches that did arrive as if they were all.
 async fn abandoned_upload_stores_nothing(

@@ -220,6 +220,9 @@ class Server(flight.FlightServerBase):
 
     def do_put(self, context, descriptor, reader, writer):
         name = descriptor.path[0].decode()
+        if name == "refused":
+            # Answers before reading the upload, as Flight SQL servers refuse a command.
+            raise NotImplementedError("uploads to refused are not implemented")
         batches, metadata = [], []
         try:
             for chunk in reader:
