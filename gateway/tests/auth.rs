@@ -5,7 +5,7 @@ mod support;
 
 use quiver::flight::control::{ClientMessage, Password, ServerMessage};
 use quiver_gateway::Config;
-use support::{gateway, Event, Upstream, Ws};
+use support::{gateway, Event, UndialledUpstream, Upstream, Ws};
 
 fn basic_auth(stream: u32, username: &str, password: &str) -> ClientMessage {
     ClientMessage::BasicAuth {
@@ -111,11 +111,8 @@ async fn handshake_payloads_go_both_ways() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn refused_credentials_never_reach_the_upstream() {
-    // An upstream that is never dialled: nothing may reach its accept queue.
-    let upstream = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
-    let location = format!("grpc://{}", upstream.local_addr().expect("addr"));
-
-    let mut ws = Ws::connect(gateway(Config::new(location.clone())).await, None)
+    let upstream = UndialledUpstream::bind();
+    let mut ws = Ws::connect(gateway(Config::new(upstream.location.clone())).await, None)
         .await
         .expect("connect");
     ws.send(basic_auth(1, "ann:x", "s3cret")).await;
@@ -125,7 +122,7 @@ async fn refused_credentials_never_reach_the_upstream() {
     );
 
     // A gateway holding the service credential takes no other, even after its token.
-    let mut cfg = Config::new(location);
+    let mut cfg = Config::new(upstream.location.clone());
     cfg.token = Some("service".into());
     let mut ws = Ws::connect(gateway(cfg).await, None)
         .await
@@ -145,11 +142,5 @@ async fn refused_credentials_never_reach_the_upstream() {
         )
     );
 
-    upstream.set_nonblocking(true).expect("nonblocking");
-    let dialled = upstream.accept();
-    assert_eq!(
-        dialled.map_err(|e| e.kind()).err(),
-        Some(std::io::ErrorKind::WouldBlock),
-        "the upstream was dialled"
-    );
+    upstream.assert_never_dialled();
 }

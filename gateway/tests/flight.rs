@@ -10,7 +10,7 @@ use quiver::flight::control::{ClientMessage, Descriptor, ServerMessage};
 use quiver::flight::frame::{self, Flags, FrameKind};
 use quiver::flight::message::{prefix, Splitter, EOS};
 use quiver_gateway::Config;
-use support::{config, gateway, Event, Upstream, Ws, WAIT};
+use support::{config, gateway, Event, UndialledUpstream, Upstream, Ws, WAIT};
 use tokio_tungstenite::tungstenite::Message;
 
 const TICKET: &str = "data:0:20000:5";
@@ -502,10 +502,8 @@ async fn only_listed_upgrade_headers_reach_the_upstream() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn tokens_of_other_than_visible_ascii_are_refused_before_dialling() {
-    // An upstream that is never dialled: nothing may reach its accept queue.
-    let upstream = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
-    let location = format!("grpc://{}", upstream.local_addr().expect("addr"));
-    let mut ws = Ws::connect(gateway(Config::new(location)).await, None)
+    let upstream = UndialledUpstream::bind();
+    let mut ws = Ws::connect(gateway(Config::new(upstream.location.clone())).await, None)
         .await
         .expect("connect");
     for (stream, token, found) in [
@@ -523,13 +521,7 @@ async fn tokens_of_other_than_visible_ascii_are_refused_before_dialling() {
         let expected = format!("token must be visible ASCII (0x21 to 0x7E), found {found}");
         assert_eq!((d.code, d.message), (3, expected), "{token:?}");
     }
-    upstream.set_nonblocking(true).expect("nonblocking");
-    let dialled = upstream.accept();
-    assert_eq!(
-        dialled.map_err(|e| e.kind()).err(),
-        Some(std::io::ErrorKind::WouldBlock),
-        "the upstream was dialled"
-    );
+    upstream.assert_never_dialled();
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -626,9 +618,8 @@ async fn origins_are_checked() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn forbidden_location_is_not_dialled() {
     let up = Upstream::start(&[]);
-    let trap = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
-    trap.set_nonblocking(true).expect("nonblocking");
-    let trap_location = format!("grpc://{}", trap.local_addr().expect("addr"));
+    let trap = UndialledUpstream::bind();
+    let trap_location = trap.location.clone();
     let mut ws = Ws::to_gateway_for(&up).await;
     ws.send(ClientMessage::GetFlightInfo {
         stream: 1,
@@ -650,10 +641,7 @@ async fn forbidden_location_is_not_dialled() {
         format!("location {trap_location} is not in the gateway's allowed locations")
     );
     tokio::time::sleep(Duration::from_millis(200)).await;
-    assert!(
-        trap.accept().is_err(),
-        "the gateway connected to a forbidden location"
-    );
+    trap.assert_never_dialled();
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -1,5 +1,7 @@
 //! Limits on untrusted input. Each is checked before the allocation it guards.
 
+use crate::ipc::error::{QuiverError, Result};
+
 /// Bounds applied while decoding a stream.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct ReadLimits {
@@ -17,6 +19,21 @@ impl ReadLimits {
     pub const DEFAULT_MAX_MESSAGE_BYTES: u64 = 256 << 20;
     pub const DEFAULT_MAX_DECOMPRESSED_BYTES: u64 = 1 << 30;
     pub const DEFAULT_MAX_DICTIONARY_BYTES: u64 = 1 << 30;
+
+    /// Refuses a declared size over `max_message_bytes`. What passes also fits in an
+    /// `isize`, so it can be allocated on every target.
+    pub(crate) fn check_message_size(&self, what: &'static str, found: u64) -> Result<()> {
+        let max = self.max_message_bytes.min(isize::MAX as u64);
+        if found > max {
+            return Err(QuiverError::LimitExceeded {
+                what,
+                limit: "maxMessageBytes",
+                found,
+                max,
+            });
+        }
+        Ok(())
+    }
 }
 
 impl Default for ReadLimits {

@@ -29,6 +29,32 @@ use tokio_tungstenite::{Connector, MaybeTlsStream, WebSocketStream};
 /// How long any single wait in a test may take.
 pub const WAIT: Duration = Duration::from_secs(20);
 
+/// A listening port that a test expects the gateway never to dial.
+pub struct UndialledUpstream {
+    listener: std::net::TcpListener,
+    pub location: String,
+}
+
+impl UndialledUpstream {
+    pub fn bind() -> UndialledUpstream {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+        listener.set_nonblocking(true).expect("nonblocking");
+        let location = format!("grpc://{}", listener.local_addr().expect("addr"));
+        UndialledUpstream { listener, location }
+    }
+
+    /// Fails the test if a connection reached the accept queue.
+    pub fn assert_never_dialled(&self) {
+        let dialled = self.listener.accept();
+        assert_eq!(
+            dialled.map_err(|e| e.kind()).err(),
+            Some(std::io::ErrorKind::WouldBlock),
+            "the gateway dialled {}",
+            self.location
+        );
+    }
+}
+
 /// A `gateway/tests/flight_server.py` process, killed on drop.
 pub struct Upstream {
     child: Child,

@@ -105,7 +105,7 @@ impl FileDecoder {
                      magic numbers: the footer is truncated"
                 ))
             })?;
-        check_size("file footer", len, limits)?;
+        limits.check_message_size("file footer", len)?;
         let end = file_len - TAIL_BYTES;
         Ok(end - len..end)
     }
@@ -515,19 +515,6 @@ fn covered(given: &[Range<u64>], range: &Range<u64>) -> bool {
         }
     }
     range.is_empty()
-}
-
-fn check_size(what: &'static str, found: u64, limits: &ReadLimits) -> Result<()> {
-    let max = limits.max_message_bytes;
-    if found > max {
-        return Err(QuiverError::LimitExceeded {
-            what,
-            limit: "maxMessageBytes",
-            found,
-            max,
-        });
-    }
-    Ok(())
 }
 
 /// The schema message and the footer must agree on the fields (their metadata aside).

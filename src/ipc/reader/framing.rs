@@ -173,7 +173,8 @@ impl Framer {
                 "expected a non-negative metadata length, found {len}"
             ))
         })?;
-        self.check_size("message metadata", len as u64)?;
+        self.limits
+            .check_message_size("message metadata", len as u64)?;
         self.metadata.clear();
         // Metadata is small; a buffer grown for an outsized one is not kept for the rest.
         if self.metadata.capacity() > len.max(KEPT_METADATA_BYTES) {
@@ -199,8 +200,9 @@ impl Framer {
                 "expected a non-negative body length, found {declared}"
             ))
         })?;
-        self.check_size("message", self.metadata.len() as u64 + body_len)?;
-        // check_size bounds body_len by a limit that fits in usize on every target.
+        self.limits
+            .check_message_size("message", self.metadata.len() as u64 + body_len)?;
+        // check_message_size bounds body_len by a limit that fits in usize on every target.
         let len = body_len as usize;
         self.filled = 0;
         if len == 0 {
@@ -218,19 +220,6 @@ impl Framer {
             metadata: &self.metadata,
             body,
         }
-    }
-
-    fn check_size(&self, what: &'static str, found: u64) -> Result<()> {
-        let max = self.limits.max_message_bytes.min(isize::MAX as u64);
-        if found > max {
-            return Err(QuiverError::LimitExceeded {
-                what,
-                limit: "maxMessageBytes",
-                found,
-                max,
-            });
-        }
-        Ok(())
     }
 }
 
