@@ -59,3 +59,12 @@ test('the page has a section per engine that ran, with its failures and its tabl
   assert.equal(firefox, '## Firefox\n\n**flight did not run in Firefox:**\n\n```\nTypeError: no | socket\n  at page.js:1\n```\n\n'
     + '#### Reader, Firefox 153.8.0esr, uncompressed\n\n');
 });
+
+test('a ratio that rounds onto its threshold shows the digit that decides it', async () => {
+  const { page } = await report({
+    chromium: { env: 'Chromium 156', report: { reader: readerRows([4.9991, 5.004, 6, 6]) }, failed: {} },
+  });
+  const line = page.split('\n').find((l) => l.includes('at least 5× faster than Arrow JS'));
+  assert.match(line, /100 64k: 4\.999× ✗/);
+  assert.match(line, /500 64k: 5\.00×(?! ✗)/);
+});
