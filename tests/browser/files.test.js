@@ -1,6 +1,7 @@
-// IPC files in the browser: openFile reads one batch of a 256 MiB File without reading the
-// rest of it, counting what it read. (A 1 GiB File built in the page fails to read in
-// headless Chromium here, "The requested file could not be read": its blob storage limit.)
+// IPC files in the browser: openFile reads one batch of a 256 MiB File built in the page
+// without reading the rest of it, counting what it read. (A 1 GiB File built in the page
+// fails to read in headless Chromium here, "The requested file could not be read": its
+// blob storage limit. file_input.test.js reads a 1 GiB File backed by a file on disk.)
 import { test, assert } from './harness.js';
 import { FileWriter, batchFromColumns, messageSize, openFile } from 'quiver-arrow';
 

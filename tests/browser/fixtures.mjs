@@ -8,11 +8,15 @@ import { serve } from './server.mjs';
 import { startFlightEnv } from '../js/lib/flight-env.mjs';
 import { startFakeGateway } from '../js/lib/hostile.js';
 import { hostileMemoryScenarios } from '../js/lib/hostile_memory_gateway.mjs';
+import { writeFileOnDisk } from './file_on_disk.mjs';
 
 const here = dirname(fileURLToPath(import.meta.url));
 
 /** A page gets this long to report its results. */
 export const PAGE_TIMEOUT_MS = 300_000;
+
+/** Modules that need playwright: they choose a file in an <input type=file>. */
+export const PLAYWRIGHT_ONLY = ['file_input.test.js'];
 
 /** The modules named in `args` (paths), or every tests/browser/*.test.js, relative to here. */
 export async function testModules(args) {
@@ -27,7 +31,8 @@ export async function testModules(args) {
  * Starts the static server and what `files` need; `close()` stops them all.
  * - flight*: real pyarrow Flight servers and gateways that allow the page's origin (one of
  *   them allows nothing, for the forbidden-Origin test);
- * - hostile*: a fake gateway, which compresses with the Node build.
+ * - hostile*: a fake gateway, which compresses with the Node build;
+ * - file_input: a 1 GiB IPC file on disk.
  */
 export async function startFixtures(files) {
   const server = await serve(resolve(here, '../..'));
@@ -37,10 +42,14 @@ export async function startFixtures(files) {
   const hostile = files.some((f) => basename(f).startsWith('hostile'))
     ? await startFakeGateway(hostileMemoryScenarios(await import('quiver-arrow')))
     : undefined;
+  const fileOnDisk = files.some((f) => basename(f) === 'file_input.test.js')
+    ? await writeFileOnDisk()
+    : undefined;
   const close = async () => {
     await server.close();
     await flight?.stop();
     hostile?.close();
+    await fileOnDisk?.remove();
   };
-  return { server, flight, hostile, close };
+  return { server, flight, hostile, fileOnDisk, close };
 }

@@ -11,7 +11,7 @@ import { PAGE_TIMEOUT_MS, startFixtures, testModules } from './fixtures.mjs';
 import { indent, printResults } from './results.mjs';
 
 const files = await testModules(process.argv.slice(2));
-const { server, flight, hostile, close } = await startFixtures(files);
+const { server, flight, hostile, fileOnDisk, close } = await startFixtures(files);
 const profile = await mkdtemp(join(tmpdir(), 'quiver-chromium-'));
 // A persistent context on a fresh profile dir: the only way to choose --user-data-dir.
 const context = await chromium.launchPersistentContext(profile, {
@@ -45,6 +45,9 @@ try {
       if (hostile) await page.addInitScript((base) => { window.__hostileGateway = base; }, hostile.base);
       const url = `${server.url}tests/browser/index.html?module=${encodeURIComponent(file)}&engine=chromium`;
       await page.goto(url);
+      if (fileOnDisk && basename(file) === 'file_input.test.js') {
+        await page.setInputFiles('#file-on-disk', fileOnDisk.path);
+      }
       await page.waitForFunction(() => window.__quiverResults !== undefined);
       results = await withTimeout(page.evaluate(() => window.__quiverResults), file);
     } catch (error) {

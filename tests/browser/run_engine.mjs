@@ -10,12 +10,16 @@
 import { basename } from 'node:path';
 import { browserFor } from '../../bench/engines.mjs';
 import { launch } from '../../bench/launch.mjs';
-import { PAGE_TIMEOUT_MS, startFixtures, testModules } from './fixtures.mjs';
+import { PAGE_TIMEOUT_MS, PLAYWRIGHT_ONLY, startFixtures, testModules } from './fixtures.mjs';
 import { printResults } from './results.mjs';
 
 const [engine, ...args] = process.argv.slice(2);
 const browser = browserFor(engine);
-const files = await testModules(args);
+const modules = await testModules(args);
+const files = modules.filter((f) => !PLAYWRIGHT_ONLY.includes(basename(f)));
+for (const f of modules.filter((m) => !files.includes(m))) {
+  console.log(`not run in ${engine}: ${basename(f)} needs playwright to choose its file`);
+}
 const { server, flight, hostile, close } = await startFixtures(files);
 // The Flight page fetches its servers' addresses and asks what the pyarrow server saw;
 // the memory-budget page fetches the fake gateway's address.
