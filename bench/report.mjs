@@ -43,6 +43,7 @@ const accessor = (run, rows, cell, name) => run.report.accessors?.find((r) => r.
 const accessorRatios = (run) => (run.report.accessors ?? [])
   .filter((r) => r.name === 'quiver' && accessor(run, r.rows, r.cell, 'flechette') !== undefined)
   .map((r) => ({ label: `${r.cell} ${r.rows}`, ratio: r.ns / accessor(run, r.rows, r.cell, 'flechette') }));
+const fileRead = (run, rows, name) => run.report.files?.find((r) => r.kind === 'whole' && r.rows === rows && r.name === name)?.usPerBatch;
 const flightIn = (run, mode, rows) => run.report.flight?.find((r) => r.mode === mode && r.rows === rows);
 const flightSizesIn = (run) => [...new Set((run.report.flight ?? []).filter((r) => r.rows).map((r) => r.rows))];
 const flight = (mode, rows) => flightIn(chromium, mode, rows);
@@ -102,6 +103,9 @@ const targets = [
   ...[['Chromium', chromium], ['Node', node]].map(([engine, run]) =>
     target(32, engine, 'every per-row read (get, isValid, iteration, toArray, table.toArray, decode + README loop) at least as fast as flechette (Quiver ÷ flechette at most 1)',
       accessorRatios(run).map(({ label, ratio }) => cell(label, ratio, x, (v) => v <= 1)))),
+  ...[['Chromium', chromium], ['Node', node]].map(([engine, run]) =>
+    target(31, engine, 'a whole IPC file reads at the stream reader\'s speed, within 10% (file ÷ stream at most 1.1)',
+      SIZES.map((rows) => cell(`${rows}`, fileRead(run, rows, 'quiver') / fileRead(run, rows, 'quiver stream'), x, (v) => v <= 1.1)))),
   target(28, 'Chromium', 'decoded DoGet at least 0.9× the gateway\'s raw delivery in the same run',
     flightSizes.map((rows) => cell(`${rows}`, flight('decoded', rows).mibPerS / flight('raw', rows).mibPerS, x, (v) => v >= 0.9))),
   target(28, 'Chromium', 'the gateway spends at most 1.0 CPU second per GB delivered, pyarrow upstream',
@@ -175,6 +179,7 @@ const WORKS = [
   // Only in a run with --zstd-c.
   ['reader', 'decode, ZSTD, zstd-c flavour', 'the fastest JS reader with fzstd', (run) => (run.report.reader.some((r) => r.name === 'quiverZstdC')
     ? overSizes((r, rows) => fastestJsReader(r, 'zstd', rows) / reader(r, 'zstd', rows, '64k', 'quiverZstdC'))(run) : undefined)],
+  ['files', 'read an IPC file whole', 'flechette', overSizes((run, rows) => fileRead(run, rows, 'flechette') / fileRead(run, rows, 'quiver'))],
   ['writer', 'write, uncompressed', 'the fastest JS writer', overSizes(writerRatio)],
   ['views', 'decode and scan columns', 'flechette', overSizes((run, rows) => views(run, rows, 'flechette', 'decode+scan') / views(run, rows, 'quiver views', 'decode+scan'))],
   ['accessors', 'per-row reads (get, isValid, iteration, toArray, table.toArray)', 'flechette', (run) => range(accessorRatios(run).map((r) => 1 / r.ratio))],

@@ -1,6 +1,7 @@
 // The benchmark suites, in the order bench.sh runs them. Each exports `run(libs, files,
 // options)` returning result rows and `tables(results, env)` returning markdown.
 import { runAccessorsBench, accessorsTables } from './accessors.js';
+import { runFilesBench, filesTables } from './files.js';
 import { runFlightBench, flightTables } from './flight.js';
 import { runReaderBench, readerTables } from './reader.js';
 import { runScanBench, scanTables } from './scan.js';
@@ -9,6 +10,7 @@ import { runWriterBench, writerTables } from './writer.js';
 
 export const suites = {
   reader: { run: runReaderBench, tables: readerTables },
+  files: { run: runFilesBench, tables: filesTables },
   views: { run: runViewsBench, tables: viewsTables },
   scan: { run: runScanBench, tables: scanTables },
   accessors: { run: runAccessorsBench, tables: accessorsTables },
@@ -18,10 +20,10 @@ export const suites = {
 };
 
 /**
- * The suites bench.sh also runs in Firefox and WebKit (issue 34): reading, column access
- * and Flight. The writer runs in Chromium and Node only.
+ * The suites bench.sh also runs in Firefox and WebKit (issue 34): reading streams and
+ * files, column access and Flight. The writer runs in Chromium and Node only.
  */
-export const EVERY_ENGINE = ['reader', 'views', 'scan', 'accessors', 'flight'];
+export const EVERY_ENGINE = ['reader', 'files', 'views', 'scan', 'accessors', 'flight'];
 
 /** Few rounds and no minimum time per cell (bench.sh --quick): checks the path, not the figures. */
 export const QUICK = { rounds: 1, minMs: 0 };
