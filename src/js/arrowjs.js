@@ -79,7 +79,7 @@ function arrowType(arrow, field, path, ids) {
       return new arrow.Dictionary(values, arrowType(arrow, { type: t.indices }, path, ids), ids.next++);
     }
     default:
-      throw new Error(`toArrowJS: field "${path}" has type ${t.id === 'Unsupported' ? t.name : t.id}, which apache-arrow JS cannot represent`);
+      throw new Error(`toArrowJS: field "${path}" has type ${t.id}, which apache-arrow JS cannot represent`);
   }
 }
 

@@ -55,9 +55,12 @@ const inRange = (i, length) => i >>> 0 === i && i < length;
  *   indices of a dictionary, or the bit-packed bytes of a bool (bit `bitOffset + i`);
  *   views: 4 int32 words per row (length, prefix, buffer index, offset);
  * - `validity`: the bit-packed validity bytes (bit `validityBitOffset + i`), or null;
- * - `offsets`: utf8/binary/list/map offsets from row 0 (`length + 1` entries), dense
- *   union offsets; `typeIds` of a union; `dataBuffers` of utf8/binary views;
- * - `children` (list, struct, map, union, run-end encoded) and `dictionary` (values).
+ * - `offsets`: utf8/binary/list/map offsets from row 0 (`length + 1` entries), list view
+ *   and dense union offsets (`length` entries); `sizes` of a list view (row i is its
+ *   child's items `offsets[i]` to `offsets[i] + sizes[i]`); `typeIds` of a union;
+ *   `dataBuffers` of utf8/binary views;
+ * - `children` (list, list view, struct, map, union, run-end encoded) and `dictionary`
+ *   (values).
  *
  * The views stay valid while the batch lives; once it is freed every getter throws.
  */
@@ -72,6 +75,7 @@ export class Column {
   #valuesView;
   #validityView;
   #offsetsView;
+  #sizesView;
   #typeIdsView;
   #dataViews = [];
   #width;
@@ -194,8 +198,25 @@ export class Column {
     if (['Utf8', 'Binary', 'List', 'Map'].includes(id) || large) {
       return this.#buffer(0, large ? BigInt64Array : Int32Array, this.#start, this.length + 1);
     }
+    if (id === 'ListView' || id === 'LargeListView') return this.#listView(0);
     if (id === 'Union' && mode === 'Dense') return this.#buffer(1, Int32Array, this.#start, this.length);
     return undefined;
+  }
+
+  get sizes() {
+    const view = this.#sizesView;
+    if (view !== undefined && view.length !== 0 && !this.#token.freed) return view;
+    return (this.#sizesView = this.#remade(view, this.#sizes));
+  }
+
+  #sizes() {
+    const { id } = this.type;
+    return id === 'ListView' || id === 'LargeListView' ? this.#listView(1) : undefined;
+  }
+
+  /** A list view's offsets (buffer 0) or sizes (buffer 1), one per row. */
+  #listView(index) {
+    return this.#buffer(index, this.type.id === 'LargeListView' ? BigInt64Array : Int32Array, this.#start, this.length);
   }
 
   get typeIds() {

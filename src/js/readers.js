@@ -13,8 +13,9 @@
 //     MONTH_DAY_NANO: { months, days, nanoseconds } with nanoseconds a bigint
 //   binary, large binary, binary view, fixed-size binary -> a Uint8Array copy
 //   utf8, large utf8, utf8 view -> string
-//   list, large list, fixed-size list -> array; struct -> plain object (of duplicate
-//     field names, the last wins, as in Arrow JS toJSON())
+//   list, large list, list view, large list view, fixed-size list -> array
+//   struct -> plain object (of duplicate field names, the last wins, as in Arrow JS
+//     toJSON())
 //   map -> array of [key, value] pairs (lossless; `new Map(pairs)` if keys are unique)
 //   union -> the value of the selected child; dictionary -> the decoded value
 //   run-end encoded -> the value of the run that holds the row (expanded)
@@ -170,26 +171,10 @@ function valueReader(column, start) {
     }
     case 'Utf8View': case 'BinaryView':
       return viewReader(values, column.dataBuffers, type.id === 'Utf8View');
-    case 'List': case 'LargeList': case 'Map': {
-      const offsets = column.offsets;
-      const [items] = column.children;
-      if (type.id !== 'Map' && isDirect(items.type) && items.nullCount === 0) {
-        // Items that are their elements: copied from the child's values, no call per item.
-        const itemValues = items.values;
-        return (i) => {
-          const first = Number(offsets[i]);
-          const out = new Array(Number(offsets[i + 1]) - first);
-          for (let k = 0; k < out.length; k++) out[k] = itemValues[first + k];
-          return out;
-        };
-      }
-      const child = entryReader(column);
-      return (i) => {
-        const out = [];
-        for (let k = Number(offsets[i]), end = Number(offsets[i + 1]); k < end; k++) out.push(child(k));
-        return out;
-      };
-    }
+    case 'List': case 'LargeList': case 'Map':
+      return listReader(column, column.offsets, undefined);
+    case 'ListView': case 'LargeListView':
+      return listReader(column, column.offsets, column.sizes);
     case 'FixedSizeList': {
       const child = column.children[0].reader();
       const size = type.listSize;
@@ -224,8 +209,34 @@ function valueReader(column, start) {
       return (i) => read(run(i));
     }
     default:
-      throw new Error(`column "${column.name}" has type ${type.name ?? type.id}, which Quiver cannot read in JS`);
+      throw new Error(`column "${column.name}" has type ${type.id}, which Quiver cannot read in JS`);
   }
+}
+
+/**
+ * Row i of a list, map or list view: its child's items from `offsets[i]` to
+ * `offsets[i + 1]`, or for a list view (`sizes` given) to `offsets[i] + sizes[i]`.
+ */
+function listReader(column, offsets, sizes) {
+  const [items] = column.children;
+  if (column.type.id !== 'Map' && isDirect(items.type) && items.nullCount === 0) {
+    // Items that are their elements: copied from the child's values, no call per item.
+    const itemValues = items.values;
+    return (i) => {
+      const first = Number(offsets[i]);
+      const out = new Array(sizes === undefined ? Number(offsets[i + 1]) - first : Number(sizes[i]));
+      for (let k = 0; k < out.length; k++) out[k] = itemValues[first + k];
+      return out;
+    };
+  }
+  const child = entryReader(column);
+  return (i) => {
+    const first = Number(offsets[i]);
+    const end = sizes === undefined ? Number(offsets[i + 1]) : first + Number(sizes[i]);
+    const out = [];
+    for (let k = first; k < end; k++) out.push(child(k));
+    return out;
+  };
 }
 
 /** A list's element reader; for a map, entries become [key, value] pairs. */

@@ -11,7 +11,8 @@ export interface TypeDescriptor {
   id: string;
   [parameter: string]: unknown;
 }
-/** A field: its name, type and child fields (list, struct, map, union, dictionary values). */
+/** A field: its name, type and child fields (list, list view, struct, map, union,
+ *  dictionary values). */
 export interface FieldDescriptor {
   name: string;
   nullable: boolean;
@@ -51,8 +52,12 @@ export interface Column extends Iterable<unknown> {
   readonly validity: Uint8Array | null;
   /** Bit of row 0 in `validity` (0 for decoded IPC). */
   readonly validityBitOffset: number;
-  /** `length + 1` offsets of utf8/binary/list/map rows, or a dense union's offsets. */
+  /** `length + 1` offsets of utf8/binary/list/map rows; `length` offsets of list view
+   *  rows or of a dense union. */
   readonly offsets: Int32Array | BigInt64Array | undefined;
+  /** `length` sizes of list view rows: row i is `children[0]`'s items `offsets[i]` to
+   *  `offsets[i] + sizes[i]`, which may overlap and come in any order. */
+  readonly sizes: Int32Array | BigInt64Array | undefined;
   /** A union's type ids, one per row. */
   readonly typeIds: Int8Array | undefined;
   /** The data buffers of a utf8 or binary view column. */

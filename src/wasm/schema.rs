@@ -33,19 +33,24 @@ export interface Schema {
 "#;
 
 fn field_js(field: &Field) -> JsValue {
+    use DataType::*;
+    // No catch-all arm: a nested type arrow-rs adds is a compile error, not a field
+    // without children.
     let children: Array = match field.data_type() {
-        DataType::List(f)
-        | DataType::LargeList(f)
-        | DataType::ListView(f)
-        | DataType::LargeListView(f)
-        | DataType::FixedSizeList(f, _)
-        | DataType::Map(f, _) => std::iter::once(field_js(f)).collect(),
-        DataType::Struct(fields) => fields.iter().map(|f| field_js(f)).collect(),
-        DataType::Union(fields, _) => fields.iter().map(|(_, f)| field_js(f)).collect(),
-        DataType::RunEndEncoded(ends, values) => {
-            [field_js(ends), field_js(values)].into_iter().collect()
-        }
-        _ => Array::new(),
+        List(f)
+        | LargeList(f)
+        | ListView(f)
+        | LargeListView(f)
+        | FixedSizeList(f, _)
+        | Map(f, _) => std::iter::once(field_js(f)).collect(),
+        Struct(fields) => fields.iter().map(|f| field_js(f)).collect(),
+        Union(fields, _) => fields.iter().map(|(_, f)| field_js(f)).collect(),
+        RunEndEncoded(ends, values) => [field_js(ends), field_js(values)].into_iter().collect(),
+        Null | Boolean | Int8 | Int16 | Int32 | Int64 | UInt8 | UInt16 | UInt32 | UInt64
+        | Float16 | Float32 | Float64 | Timestamp(..) | Date32 | Date64 | Time32(_) | Time64(_)
+        | Duration(_) | Interval(_) | Binary | FixedSizeBinary(_) | LargeBinary | BinaryView
+        | Utf8 | LargeUtf8 | Utf8View | Dictionary(..) | Decimal32(..) | Decimal64(..)
+        | Decimal128(..) | Decimal256(..) => Array::new(),
     };
     object(&[
         ("name", field.name().into()),

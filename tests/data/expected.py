@@ -45,6 +45,7 @@ GOLD = [
     "cpp-21.0.0/generated_extension.stream",
     "cpp-21.0.0/generated_interval_mdn.stream",
     "cpp-21.0.0/generated_large_binary.stream",
+    "cpp-21.0.0/generated_list_view.stream",
     "cpp-21.0.0/generated_map_non_canonical.stream",
     "cpp-21.0.0/generated_nested_dictionary.stream",
     "cpp-21.0.0/generated_null_trivial.stream",
@@ -60,6 +61,8 @@ GOLD_NOT_PYARROW = [
 ]
 
 BIG = {pa.int64(), pa.uint64()}
+LISTS = [pa.types.is_list, pa.types.is_large_list, pa.types.is_list_view, pa.types.is_large_list_view,
+         pa.types.is_fixed_size_list]
 
 
 def big(v):
@@ -121,7 +124,7 @@ def encode(t, s):
         entries = s.values
         keys, items = entries.field(0), entries.field(1)
         return [[encode(t.key_type, keys[k]), encode(t.item_type, items[k])] for k in range(len(entries))]
-    if pa.types.is_list(t) or pa.types.is_large_list(t) or pa.types.is_fixed_size_list(t):
+    if any(is_list(t) for is_list in LISTS):
         return [encode(t.value_type, v) for v in s.values]
     if pa.types.is_struct(t):
         return {t.field(k).name: encode(t.field(k).type, s[k]) for k in range(t.num_fields)}

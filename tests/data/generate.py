@@ -62,6 +62,19 @@ def columns():
         "list": pa.array(nullable([list(range(i % 4)) for i in range(N)]), pa.list_(pa.int32())),
         "large_list": pa.array(nullable([[w] * (i % 3) for i, w in enumerate(words)]), pa.large_list(pa.string())),
         "fixed_size_list": pa.array(nullable([[i, i + 1, i + 2] for i in range(N)]), pa.list_(pa.float64(), 3)),
+        # Offsets out of order and overlapping, as only list views allow, with empty lists.
+        "list_view": pa.ListViewArray.from_arrays(
+            pa.array([(5 * i) % 9 for i in range(N)], pa.int32()),
+            pa.array([i % 4 for i in range(N)], pa.int32()),
+            pa.array(range(100, 112), pa.int32()),
+            mask=pa.array([i % 5 == 3 for i in range(N)]),
+        ),
+        "large_list_view": pa.LargeListViewArray.from_arrays(
+            pa.array([(3 * i) % 8 for i in range(N)], pa.int64()),
+            pa.array([i % 3 for i in range(N)], pa.int64()),
+            pa.array(nullable(words[:10], every=4)),
+            mask=pa.array([i % 5 == 3 for i in range(N)]),
+        ),
         "struct": pa.array(
             nullable([{"a": i, "b": words[i]} for i in range(N)]),
             pa.struct([("a", pa.int32()), ("b", pa.string())]),

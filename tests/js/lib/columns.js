@@ -17,8 +17,8 @@ export function parseExpected(text) {
   });
 }
 
-// Arrow JS cannot decode these (no codec registered; no run-end encoded type).
-const ARROW_JS_CANNOT = [/\.lz4\.arrows$/, /\.zstd\.arrows$/, /run_end_encoded\./];
+// Arrow JS cannot decode these (no codec registered; no run-end encoded or list view type).
+const ARROW_JS_CANNOT = [/\.lz4\.arrows$/, /\.zstd\.arrows$/, /run_end_encoded\./, /list_view/];
 
 /**
  * An Arrow JS value in the representation that src/js/readers.js documents, for a field
@@ -179,4 +179,35 @@ function checkColumn(assert, column, want, where) {
     assert.equal(values.length, want.values.length, `${at}: values.length`);
     want.values.forEach((v, i) => v !== null && assert.equal(values[i], v, `${at}: values[${i}]`));
   }
+  if (LISTS.includes(column.type.id)) checkItems(assert, column, want, at);
+  checkChildren(assert, column, at);
+}
+
+const LISTS = ['List', 'LargeList', 'ListView', 'LargeListView'];
+
+/** Each valid row's items, read from `offsets` (and a list view's `sizes`) in the child. */
+function checkItems(assert, column, want, at) {
+  const { offsets, sizes } = column;
+  const view = column.type.id.endsWith('View');
+  assert.equal(offsets.length, view ? column.length : column.length + 1, `${at}: offsets.length`);
+  assert.equal(sizes?.length, view ? column.length : undefined, `${at}: sizes.length`);
+  const items = column.children[0].toArray();
+  want.values.forEach((v, i) => {
+    if (v === null) return;
+    const first = Number(offsets[i]);
+    const end = view ? first + Number(sizes[i]) : Number(offsets[i + 1]);
+    assert.deepEqual(items.slice(first, end), v, `${at}: row ${i} from offsets${view ? ' and sizes' : ''}`);
+  });
+}
+
+/** Every descendant column reads, and has the name its field gives: `children` never throws. */
+function checkChildren(assert, column, at) {
+  const fields = column.type.id === 'Dictionary' ? [] : column.field.children;
+  const { children } = column;
+  assert.deepEqual(children.map((c) => c.name), fields.map((f) => f.name), `${at}: children`);
+  for (const child of children) {
+    child.toArray();
+    checkChildren(assert, child, `${at}.${child.name}`);
+  }
+  if (column.dictionary !== undefined) checkChildren(assert, column.dictionary, `${at} dictionary`);
 }

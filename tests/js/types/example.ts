@@ -207,7 +207,8 @@ export function columns(table: Table): number {
     for (let i = 0; i < price.length; i++) if (price.isValid(i)) total += Number(price.get(i));
     const children: Column[] = price.children;
     const dictionary: Column | undefined = price.dictionary;
-    console.log(layout, type, all.length, children.length, dictionary?.length, price.values, price.validity,
+    const sizes: Int32Array | BigInt64Array | undefined = price.sizes;
+    console.log(layout, type, all.length, children.length, dictionary?.length, sizes?.length, price.values, price.validity,
       price.offsets, price.typeIds, price.dataBuffers, price.nullCount, price.field.name, price.name);
     const rows: Record<string, unknown>[] = batch.toArray();
     total += rows.length + [...price].length + price.toArray().length;
