@@ -10,8 +10,9 @@ WASM_PACK_VERSION=0.15.1
 CARGO_FUZZ_VERSION=0.13.2
 GECKODRIVER_VERSION=0.37.1     # drives firefox-esr for `wasm-pack test --firefox`
 PYARROW_VERSION=21.0.0
-PANDAS_VERSION=3.1.1           # pandas and polars write the IPC files the interop tests read
+PANDAS_VERSION=3.1.1           # pandas, polars and DuckDB write the IPC files the interop tests read
 POLARS_VERSION=2.1.0
+DUCKDB_VERSION=2.0.1
 
 log() { printf '[setup] %s\n' "$*"; }
 as_root() { if [ "$(id -u)" = 0 ]; then "$@"; else sudo "$@"; fi; }
@@ -80,13 +81,13 @@ fi
 
 venv="$root/.venv"
 if ! "$venv/bin/python" -c "
-import pyarrow, pyarrow.flight, pandas, polars
-assert (pyarrow.__version__, pandas.__version__, polars.__version__) == \
-    ('$PYARROW_VERSION', '$PANDAS_VERSION', '$POLARS_VERSION')" 2>/dev/null; then
-  log "creating .venv with pyarrow $PYARROW_VERSION, pandas $PANDAS_VERSION, polars $POLARS_VERSION"
+import pyarrow, pyarrow.flight, pandas, polars, duckdb
+assert (pyarrow.__version__, pandas.__version__, polars.__version__, duckdb.__version__) == \
+    ('$PYARROW_VERSION', '$PANDAS_VERSION', '$POLARS_VERSION', '$DUCKDB_VERSION')" 2>/dev/null; then
+  log "creating .venv with pyarrow $PYARROW_VERSION, pandas $PANDAS_VERSION, polars $POLARS_VERSION, duckdb $DUCKDB_VERSION"
   python3 -m venv "$venv"
   "$venv/bin/pip" install -q "pyarrow==$PYARROW_VERSION" "pandas==$PANDAS_VERSION" \
-    "polars==$POLARS_VERSION"
+    "polars==$POLARS_VERSION" "duckdb==$DUCKDB_VERSION"
 fi
 
 log "ready"

@@ -1,6 +1,6 @@
-//! IPC files: those pyarrow, pandas and polars write (tests/data/files.py) decode to what
-//! pyarrow reads from them; Quiver's own files (none, LZ4, ZSTD) are read back by pyarrow
-//! and by arrow-rs; random access reads only what one batch needs; and malformed files
+//! IPC files: those pyarrow, pandas, polars and DuckDB write (tests/data/files.py) decode
+//! to what pyarrow reads from them; Quiver's own files (none, LZ4, ZSTD) are read back by
+//! pyarrow, by DuckDB (its own types) and by arrow-rs; random access reads only what one batch needs; and malformed files
 //! get an error that says what is wrong.
 
 use std::path::{Path, PathBuf};
@@ -74,7 +74,7 @@ fn producer_files() -> Vec<(String, Vec<u8>)> {
 }
 
 #[test]
-fn files_of_pyarrow_pandas_and_polars_decode_to_what_pyarrow_reads() {
+fn files_of_pyarrow_pandas_polars_and_duckdb_decode_to_what_pyarrow_reads() {
     let files = producer_files();
     let names: Vec<&str> = files.iter().map(|(n, _)| n.as_str()).collect();
     for producer in [
@@ -83,6 +83,8 @@ fn files_of_pyarrow_pandas_and_polars_decode_to_what_pyarrow_reads() {
         "feather_zstd",
         "pandas",
         "polars_zstd",
+        "duckdb",
+        "duckdb_arrow_1_5",
     ] {
         assert!(names.contains(&producer), "files.py wrote no {producer}");
     }

@@ -1,6 +1,8 @@
 """IPC files for Quiver's file tests: written by pyarrow (ipc.new_file, feather v2 with
-each codec), pandas (to_feather) and polars (write_ipc), and the check that pyarrow reads
-back the files Quiver wrote.
+each codec), pandas (to_feather), polars (write_ipc) and DuckDB (its Arrow export, in its
+default output and in Arrow 1.5 output with list views, string views and UUIDs, written
+by pyarrow's file writer), and the check that pyarrow and DuckDB read back the files
+Quiver wrote.
 
     .venv/bin/python tests/data/files.py write OUT_DIR
     .venv/bin/python tests/data/files.py check OUT_DIR
@@ -17,6 +19,7 @@ import glob
 import os
 import sys
 
+import duckdb
 import pandas as pd
 import polars as pl
 import pyarrow as pa
@@ -55,6 +58,35 @@ def frame():
     }
 
 
+DUCKDB_QUERY = """
+SELECT i AS int, i::TINYINT AS tiny, i::UBIGINT AS ubig, i::HUGEINT AS huge,
+  (i / 3)::DECIMAL(18, 3) AS dec, i::FLOAT / 7 AS f32, i % 2 = 0 AS flag,
+  CASE WHEN i % 3 = 0 THEN NULL ELSE 'row ' || i END AS text,
+  CASE WHEN i % 4 = 0 THEN NULL ELSE [i, i + 1][1:1 + i % 3] END AS list,
+  {'a': i, 'b': 'x' || i} AS struct, MAP {'k': i} AS map,
+  [i, 2 * i, 3 * i]::INTEGER[3] AS triple, ('\\xAA\\xBB' || i::VARCHAR)::BLOB AS blob,
+  DATE '2024-01-01' + i::INTEGER AS date, TIME '12:00:00' + INTERVAL (i) SECOND AS time,
+  TIMESTAMP '2024-01-01' + INTERVAL (i) HOUR AS ts,
+  TIMESTAMPTZ '2024-01-01 00:00:00+00' + INTERVAL (i) MINUTE AS tstz,
+  INTERVAL (i) DAY + INTERVAL (i) MONTH AS iv,
+  (CASE i % 3 WHEN 0 THEN 'sad' WHEN 1 THEN 'ok' ELSE 'happy' END)::mood AS mood,
+  ('00000000-0000-0000-0000-0000000000' || lpad(i::VARCHAR, 2, '0'))::UUID AS id
+FROM range(50) t(i)
+"""
+
+
+def duckdb_file(path, settings):
+    """DuckDB's Arrow export of every type above, in batches of 20 rows."""
+    con = duckdb.connect()
+    con.execute("CREATE TYPE mood AS ENUM ('sad', 'ok', 'happy')")
+    for setting in settings:
+        con.execute(f"SET {setting}")
+    reader = con.sql(DUCKDB_QUERY).arrow(batch_size=20)
+    with pa.ipc.new_file(path, reader.schema) as writer:
+        for batch in reader:
+            writer.write_batch(batch)
+
+
 def write(out_dir):
     os.makedirs(out_dir, exist_ok=True)
     table = all_types()
@@ -80,6 +112,10 @@ def write(out_dir):
     )
     for codec in ["uncompressed", "lz4", "zstd"]:
         pf.write_ipc(os.path.join(out_dir, f"polars_{codec}.arrow"), compression=codec)
+    duckdb_file(os.path.join(out_dir, "duckdb.arrow"), [])
+    arrow_1_5 = ["arrow_output_version = '1.5'", "arrow_output_list_view = true",
+                 "produce_arrow_string_view = true", "arrow_lossless_conversion = true"]
+    duckdb_file(os.path.join(out_dir, "duckdb_arrow_1_5.arrow"), arrow_1_5)
     for path in glob.glob(os.path.join(out_dir, "*.arrow")):
         if ".quiver." in path:
             continue
@@ -87,6 +123,13 @@ def write(out_dir):
             read = reader.read_all()
         with pa.ipc.new_stream(path[: -len(".arrow")] + ".expected.arrows", read.schema) as writer:
             writer.write_table(read)
+
+
+def duckdb_rows(table):
+    """The rows DuckDB reads from an Arrow table (its types back from its own export)."""
+    con = duckdb.connect()
+    con.register("t", table)
+    return con.sql("SELECT * FROM t").fetchall()
 
 
 def check(out_dir):
@@ -106,6 +149,8 @@ def check(out_dir):
         got = pa.Table.from_batches(got, schema=schema)
         if not got.equals(expected) or got.schema.metadata != expected.schema.metadata:
             failures.append(f"{path}: pyarrow read {got} expected {expected}")
+        elif name.startswith("duckdb") and duckdb_rows(got) != duckdb_rows(expected):
+            failures.append(f"{path}: DuckDB read {duckdb_rows(got)} expected {duckdb_rows(expected)}")
     for failure in failures:
         print(failure)
     print(f"checked {len(paths)} files, {len(failures)} failed")

@@ -1,4 +1,4 @@
-// IPC files in the package: tableFromIPC reads the files pyarrow, pandas and polars write
+// IPC files in the package: tableFromIPC reads the files pyarrow, pandas, polars and DuckDB write
 // (tests/data/files.py) as pyarrow does; openFile reads one batch of a Blob without
 // reading the rest; FileWriter and tableToIPC(..., { format: 'file' }) write files that
 // pyarrow reads; malformed files get an Error that says what is wrong.
@@ -39,8 +39,10 @@ function countingBlob(bytes) {
   };
 }
 
-test('files of pyarrow, pandas and polars decode as pyarrow reads them, whole or in segments', () => {
-  assert.ok(producers.includes('pandas') && producers.includes('polars_zstd') && producers.includes('feather_lz4'));
+test('files of pyarrow, pandas, polars and DuckDB decode as pyarrow reads them, whole or in segments', () => {
+  for (const producer of ['pandas', 'polars_zstd', 'feather_lz4', 'duckdb', 'duckdb_arrow_1_5']) {
+    assert.ok(producers.includes(producer), `files.py wrote no ${producer}`);
+  }
   for (const name of producers) {
     const bytes = readFileSync(join(dir, `${name}.arrow`));
     const expected = tableFromIPC(readFileSync(join(dir, `${name}.expected.arrows`)));
