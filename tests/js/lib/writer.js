@@ -2,7 +2,7 @@
 // Chromium (tests/browser/writer.test.js): round trips read by apache-arrow, the chunk
 // tables in one crossing, views that stay right across memory growth (views over the
 // resizable memory of the web build, copies in Node 20), allocations per write, freeing
-// back to the baseline, and clear errors.
+// back to the baseline, grown dictionaries sent whole or as deltas, and clear errors.
 
 /** `batches` batches of `rows` rows: int64, int32 with 10% nulls, float64, 16-byte utf8. */
 function stream(arrow, batches, rows) {
