@@ -149,7 +149,11 @@ fn bad_options_and_calls_are_clear_errors() {
     );
     assert_eq!(
         error(&[("maxChunkSize", 8.into())]),
-        "unknown WriterOptions field 'maxChunkSize'; the fields are compression, zstdLevel, maxChunkBytes, chunkSizing, format"
+        "unknown WriterOptions field 'maxChunkSize'; the fields are compression, zstdLevel, maxChunkBytes, chunkSizing, format, dictionaryDeltas"
+    );
+    assert_eq!(
+        error(&[("dictionaryDeltas", "yes".into())]),
+        "dictionaryDeltas must be a boolean, found \"yes\""
     );
     assert_eq!(
         error(&[("format", "feather".into())]),

@@ -198,10 +198,12 @@ fn nested_types_round_trip_whole_and_sliced() {
     }
 }
 
-#[test]
-fn dictionaries_are_sent_once_then_as_deltas() {
+/// The dictionary message of a write of `batches[1]` after `batches[0]` of the nested
+/// batches (whose dictionary grows): its `isDelta` and how many values it carries, and
+/// how many values the old and the new dictionary hold.
+fn grown_dictionary(options: WriteOptions) -> (bool, i64, i64, i64) {
     let batches = writer_data::nested_batches();
-    let mut encoder = StreamEncoder::try_new(batches[0].schema(), WriteOptions::default()).unwrap();
+    let mut encoder = StreamEncoder::try_new(batches[0].schema(), options).unwrap();
     let first = encoder.message_sizes(&batches[0]).unwrap();
     assert_eq!(first.dictionaries.len(), 1);
     let chunks = encoder.write(&batches[0]).unwrap();
@@ -216,13 +218,32 @@ fn dictionaries_are_sent_once_then_as_deltas() {
     assert_eq!(second.dictionaries.len(), 1);
     let chunks = encoder.write(&batches[1]).unwrap();
     assert_eq!(chunks.lengths()[0] as usize, second.dictionaries[0]);
-    // A delta: the message carries only the new values, and says so.
     let message = arrow_ipc::root_as_message(&chunks.chunk(0).unwrap()[8..]).unwrap();
     let dictionary = message.header_as_dictionary_batch().unwrap();
-    assert!(dictionary.isDelta());
     let old_len = batches[0].column(7).to_data().child_data()[0].len() as i64;
     let new_len = batches[1].column(7).to_data().child_data()[0].len() as i64;
-    assert_eq!(dictionary.data().unwrap().length(), new_len - old_len);
+    assert!(new_len > old_len);
+    let sent = dictionary.data().unwrap().length();
+    (dictionary.isDelta(), sent, old_len, new_len)
+}
+
+#[test]
+fn a_grown_dictionary_is_sent_whole_by_default() {
+    // A replacement, as pyarrow's default writes it: polars refuses deltas.
+    let (is_delta, sent, _, new_len) = grown_dictionary(WriteOptions::default());
+    assert!(!is_delta);
+    assert_eq!(sent, new_len);
+}
+
+#[test]
+fn dictionary_deltas_send_only_the_new_values() {
+    let deltas = WriteOptions {
+        dictionary_deltas: true,
+        ..WriteOptions::default()
+    };
+    let (is_delta, sent, old_len, new_len) = grown_dictionary(deltas);
+    assert!(is_delta);
+    assert_eq!(sent, new_len - old_len);
 }
 
 #[test]
@@ -297,7 +318,7 @@ fn uncompressed_writes_copy_each_byte_once() {
     assert_eq!(stats.extra_bytes_copied, 0);
     assert_eq!(stats.bytes_written, written);
     assert_eq!(stats.batches, 3);
-    // Schema, three batches, three dictionary messages (one new, two deltas), end.
+    // Schema, three batches, three dictionary messages (one new, two replacements), end.
     assert_eq!(stats.messages, 8);
 }
 

@@ -1,17 +1,23 @@
 //! pyarrow reads what Quiver writes: every type of tests/data/generate.py, whole and
 //! sliced, with each codec, equals its source; Quiver's messageSize equals pyarrow's
 //! `get_record_batch_size`; nested batches with dictionary deltas equal what arrow-rs's
-//! own writer wrote. The checks are in tests/data/check_written.py.
+//! own writer wrote. The checks are in tests/data/check_written.py. Dictionaries that
+//! grow or change are sent as pyarrow sends them: pyarrow and polars read the
+//! replacements of the default, pyarrow the deltas asked for and those of a file
+//! (tests/data/dictionaries.py).
 #![cfg(all(feature = "writer", not(target_arch = "wasm32")))]
 
 mod writer_data;
 
+use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use arrow_array::RecordBatch;
 use quiver::ipc::codec::Compression;
-use quiver::ipc::writer::{message_size, write_stream, StreamEncoder, WriteOptions};
+use quiver::ipc::writer::{
+    message_size, write_file_with_metadata, write_stream, StreamEncoder, WriteOptions,
+};
 use quiver::ipc::{BatchMetadata, ReadLimits, StreamDecoder};
 
 const CODECS: [(&str, Option<Compression>); 3] = [
@@ -24,10 +30,10 @@ fn root() -> &'static Path {
     Path::new(env!("CARGO_MANIFEST_DIR"))
 }
 
-fn python(script: &str, dir: &Path) -> String {
+fn python(script: &str, args: &[&OsStr]) -> String {
     let output = Command::new(root().join(".venv/bin/python"))
         .arg(root().join(script))
-        .arg(dir)
+        .args(args)
         .output()
         .expect("pyarrow venv exists (run pkg-scripts/setup.sh)");
     let stdout = String::from_utf8_lossy(&output.stdout).into_owned();
@@ -66,7 +72,7 @@ fn sliced(batch: &RecordBatch) -> RecordBatch {
 fn pyarrow_reads_what_quiver_writes() {
     let tmp = Path::new(env!("CARGO_TARGET_TMPDIR"));
     let sources = tmp.join("writer-sources");
-    python("tests/data/generate.py", &sources);
+    python("tests/data/generate.py", &[sources.as_os_str()]);
     let out = tmp.join("writer-out");
     std::fs::create_dir_all(&out).unwrap();
 
@@ -148,6 +154,40 @@ fn pyarrow_reads_what_quiver_writes() {
         .unwrap();
     }
 
-    let report = python("tests/data/check_written.py", &out);
+    let report = python("tests/data/check_written.py", &[out.as_os_str()]);
     println!("{report}");
+}
+
+#[test]
+fn pyarrow_and_polars_read_changed_dictionaries() {
+    let out = Path::new(env!("CARGO_TARGET_TMPDIR")).join("writer-dictionaries");
+    let script = "tests/data/dictionaries.py";
+    python(script, &["write".as_ref(), out.as_os_str()]);
+    // A dictionary that grows, then one that is replaced.
+    let batches = decode(&std::fs::read(out.join("pyarrow.arrows")).unwrap());
+    assert_eq!(batches.len(), 3);
+    let schema = batches[0].schema();
+    let stream = |options: &WriteOptions| {
+        write_stream(schema.clone(), &batches, options)
+            .unwrap()
+            .to_vec()
+    };
+    let replacements = stream(&WriteOptions::default());
+    std::fs::write(out.join("quiver.replacements.arrows"), replacements).unwrap();
+    let deltas = stream(&WriteOptions {
+        dictionary_deltas: true,
+        ..WriteOptions::default()
+    });
+    std::fs::write(out.join("quiver.deltas.arrows"), deltas).unwrap();
+    // A file holds no replacement: only the batches whose dictionary grows.
+    let none = BatchMetadata::new();
+    let file = write_file_with_metadata(
+        schema.clone(),
+        batches[..2].iter().map(|b| (b, &none)),
+        &WriteOptions::default(),
+    )
+    .unwrap();
+    std::fs::write(out.join("quiver.file.arrow"), file.to_vec()).unwrap();
+    let report = python(script, &["check".as_ref(), out.as_os_str()]);
+    assert!(report.ends_with(", 0 failed\n"), "{report}");
 }

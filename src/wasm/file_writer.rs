@@ -16,8 +16,9 @@ use crate::ipc::writer::FileEncoder;
 /// views of resizable wasm memory, which `Blob` refuses: copy them with `slice()`.
 ///
 /// A batch whose dictionary replaces, rather than extends, one written before is refused:
-/// the file format has one dictionary per column, which only deltas extend. A failed
-/// `write` writes nothing, and the writer stays usable.
+/// the file format has one dictionary per column, which only deltas extend. A dictionary
+/// that grew is written as a delta, whatever `dictionaryDeltas` says. A failed `write`
+/// writes nothing, and the writer stays usable.
 ///
 /// ```js
 /// using writer = FileWriter.forTable(table, { compression: 'lz4' });

@@ -104,6 +104,17 @@ pub(crate) fn string_field(object: Option<&JsValue>, name: &str) -> WasmResult<O
         .transpose()
 }
 
+/// A boolean field; anything else is an error naming the field.
+#[cfg(feature = "writer")]
+pub(crate) fn bool_field(object: Option<&JsValue>, name: &str) -> WasmResult<Option<bool>> {
+    field(object, name)
+        .map(|v| {
+            v.as_bool()
+                .ok_or_else(|| usage(format!("{name} must be a boolean, found {}", shown(&v))))
+        })
+        .transpose()
+}
+
 /// A value as JSON writes it, for error messages.
 pub(crate) fn shown(value: &JsValue) -> String {
     js_sys::JSON::stringify(value)

@@ -16,7 +16,8 @@ use crate::ipc::BatchMetadata;
 /// Encodes record batches as an Arrow IPC stream, one `Chunks` per call.
 ///
 /// The writer takes its schema from a batch or a table; every batch written must have
-/// that schema. A failed `write` writes nothing, and the writer stays usable.
+/// that schema. A dictionary that changed is sent again whole, unless `dictionaryDeltas`
+/// asks for deltas. A failed `write` writes nothing, and the writer stays usable.
 ///
 /// ```js
 /// using writer = StreamWriter.forBatch(batches[0], { compression: 'zstd' });

@@ -4,7 +4,7 @@
 use wasm_bindgen::prelude::*;
 
 use super::error::{usage, WasmResult};
-use super::options::{byte_count, number_field, options_object, string_field};
+use super::options::{bool_field, byte_count, number_field, options_object, string_field};
 use crate::ipc::codec::Compression;
 use crate::ipc::writer::{ChunkSizing, WriteOptions, DEFAULT_MAX_CHUNK_BYTES};
 
@@ -32,6 +32,14 @@ export interface WriterOptions {
    * `StreamWriter` writes streams and `FileWriter` files, whatever this says.
    */
   format?: 'stream' | 'file';
+  /**
+   * Whether a stream sends a dictionary that extends the one sent before as a delta
+   * (only the new values). `false` (the default), as pyarrow's `emit_dictionary_deltas`:
+   * a changed dictionary is sent whole, as a replacement, since some readers (polars)
+   * refuse deltas. A file extends a dictionary with deltas whatever this says, as the
+   * file format allows no replacement.
+   */
+  dictionaryDeltas?: boolean;
 }
 "#;
 
@@ -43,12 +51,13 @@ extern "C" {
 }
 
 /// The option names (a misspelled option is an error).
-const FIELDS: [&str; 5] = [
+const FIELDS: [&str; 6] = [
     "compression",
     "zstdLevel",
     "maxChunkBytes",
     "chunkSizing",
     "format",
+    "dictionaryDeltas",
 ];
 
 /// The IPC format a whole-table write produces.
@@ -116,6 +125,7 @@ pub(crate) fn write_options_and_format(
         zstd_level,
         max_chunk_bytes: usize::try_from(max_chunk_bytes).unwrap_or(usize::MAX),
         chunk_sizing,
+        dictionary_deltas: bool_field(object, "dictionaryDeltas")?.unwrap_or(false),
     };
     options.validate()?;
     Ok((options, format))

@@ -1,5 +1,5 @@
 //! Which dictionary messages a batch needs: new dictionaries, deltas where the new
-//! values extend the ones sent, and replacements otherwise.
+//! values extend the ones sent (if deltas are wanted), and replacements otherwise.
 //!
 //! arrow-ipc's `DictionaryTracker` decides this too, but only while it records the batch
 //! as written; sizing a write before making it needs the decision without the record.
@@ -23,12 +23,21 @@ pub(crate) struct Update {
 }
 
 /// The dictionaries sent so far, by id.
-#[derive(Default)]
 pub(crate) struct Dictionaries {
     sent: HashMap<i64, ArrayData>,
+    /// Whether a dictionary that extends the one sent is sent as a delta; if not, it is
+    /// sent whole, as a replacement.
+    deltas: bool,
 }
 
 impl Dictionaries {
+    pub(crate) fn new(deltas: bool) -> Self {
+        Dictionaries {
+            sent: HashMap::new(),
+            deltas,
+        }
+    }
+
     /// Refuses an update that replaces a dictionary already sent, which the IPC file
     /// format does not allow (each id has one dictionary, which only deltas extend).
     pub(crate) fn check_no_replacement(&self, updates: &[Update]) -> Result<()> {
@@ -91,11 +100,16 @@ impl Dictionaries {
         match self.sent.get(&id) {
             None => out.push(update(values.clone(), false)),
             Some(old) if ArrayData::ptr_eq(old, values) || old == values => {}
-            Some(old) if values.len() > old.len() && values.slice(0, old.len()) == *old => out
-                .push(update(
+            Some(old)
+                if self.deltas
+                    && values.len() > old.len()
+                    && values.slice(0, old.len()) == *old =>
+            {
+                out.push(update(
                     values.slice(old.len(), values.len() - old.len()),
                     true,
-                )),
+                ))
+            }
             Some(_) => out.push(update(values.clone(), false)),
         }
         Ok(())

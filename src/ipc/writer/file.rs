@@ -32,10 +32,8 @@ pub struct FileEncoder {
 impl FileEncoder {
     /// A writer for batches of `schema`. Fails on invalid options or a type it cannot write.
     pub fn try_new(schema: SchemaRef, options: WriteOptions) -> Result<Self> {
-        let mut stream = StreamEncoder::try_new(schema, options)?;
-        stream.refuse_replacements = true;
         Ok(FileEncoder {
-            stream,
+            stream: StreamEncoder::open(schema, options, true)?,
             offset: 0,
             dictionaries: Vec::new(),
             batches: Vec::new(),

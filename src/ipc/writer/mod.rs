@@ -110,6 +110,14 @@ impl Written {
 impl StreamEncoder {
     /// A writer for batches of `schema`. Fails on invalid options or a type it cannot write.
     pub fn try_new(schema: SchemaRef, options: WriteOptions) -> Result<Self> {
+        Self::open(schema, options, false)
+    }
+
+    /// A stream writer or, with `file`, the writer of a file's messages: the file format
+    /// holds one dictionary per id, which only deltas extend, so a file sends a dictionary
+    /// that grew as a delta whatever `options.dictionary_deltas` says, and refuses one
+    /// that changed otherwise.
+    fn open(schema: SchemaRef, options: WriteOptions, file: bool) -> Result<Self> {
         options.validate()?;
         for field in schema.fields() {
             body::check_type(field.name(), field.data_type())?;
@@ -119,12 +127,12 @@ impl StreamEncoder {
             options,
             messages: MessageEncoder::with_zstd_level(options.zstd_level),
             body: BodyPlan::default(),
-            dictionaries: Dictionaries::default(),
+            dictionaries: Dictionaries::new(options.dictionary_deltas || file),
             updates: Vec::new(),
             schema_written: false,
             finished: false,
             stats: WriteStats::default(),
-            refuse_replacements: false,
+            refuse_replacements: file,
             written: Vec::new(),
         })
     }

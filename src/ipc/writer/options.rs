@@ -1,4 +1,5 @@
-//! What a writer is asked to do: body compression and how output is cut into chunks.
+//! What a writer is asked to do: body compression, how output is cut into chunks, and
+//! how a changed dictionary is sent.
 
 use crate::ipc::codec::Compression;
 use crate::ipc::error::{QuiverError, Result};
@@ -31,6 +32,11 @@ pub struct WriteOptions {
     /// The largest chunk; a longer message is split into chunks of exactly this size.
     pub max_chunk_bytes: usize,
     pub chunk_sizing: ChunkSizing,
+    /// Whether a stream sends a dictionary that extends the one sent before as a delta
+    /// (only the new values). Off by default, as pyarrow's `emit_dictionary_deltas`: the
+    /// whole dictionary is sent again as a replacement, since some readers (polars)
+    /// refuse deltas. A file always extends with deltas, as its format allows nothing else.
+    pub dictionary_deltas: bool,
 }
 
 impl Default for WriteOptions {
@@ -40,6 +46,7 @@ impl Default for WriteOptions {
             zstd_level: 1,
             max_chunk_bytes: DEFAULT_MAX_CHUNK_BYTES,
             chunk_sizing: ChunkSizing::Exact,
+            dictionary_deltas: false,
         }
     }
 }

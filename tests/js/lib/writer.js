@@ -2,7 +2,7 @@
 // Chromium (tests/browser/writer.test.js): round trips read by apache-arrow, the chunk
 // tables in one crossing, views that stay right across memory growth (views over the
 // resizable memory of the web build, copies in Node 20), allocations per write, freeing
-// back to the baseline, and clear errors.
+// back to the baseline, grown dictionaries sent whole or as deltas, and clear errors.
 
 /** `batches` batches of `rows` rows: int64, int32 with 10% nulls, float64, 16-byte utf8. */
 function stream(arrow, batches, rows) {
@@ -224,6 +224,40 @@ export function writerTests({ test, assert, quiver, arrow }) {
     table.free();
   });
 
+  test('a grown dictionary is sent whole unless dictionaryDeltas asks for a delta', () => {
+    // Two batches whose dictionary grows from 100 words to 101 (Arrow JS numbers a
+    // dictionary's values in the order they first appear).
+    const words = (n) => Array.from({ length: n }, (_, i) => `word number ${i}`);
+    const type = new arrow.Dictionary(new arrow.Utf8(), new arrow.Int32());
+    const tableOf = (values) => quiver.tableFromIPC(
+      arrow.tableToIPC(new arrow.Table({ d: arrow.vectorFromArray(values, type) }), 'stream'));
+    const tables = [tableOf(words(100)), tableOf(words(101))];
+    const [first, second] = tables.map((t) => t.batches[0]);
+    const fresh = quiver.StreamWriter.forBatch(second);
+    const [whole] = fresh.messageSizes(second).dictionaries;
+    const expected = [...words(100), ...words(101)];
+    for (const [options, delta] of [[undefined, false], [{ dictionaryDeltas: false }, false], [{ dictionaryDeltas: true }, true]]) {
+      const writer = quiver.StreamWriter.forBatch(first, options);
+      const writes = [writer.write(first)];
+      const { dictionaries } = writer.messageSizes(second);
+      assert.equal(dictionaries.length, 1);
+      if (delta) assert.ok(dictionaries[0] < whole / 4, `a delta of one word is ${dictionaries[0]} bytes, the whole dictionary ${whole}`);
+      else assert.equal(dictionaries[0], whole, `${JSON.stringify(options)}: the whole dictionary again`);
+      writes.push(writer.write(second), writer.finish());
+      const bytes = concat(writes.map(joined));
+      assert.deepEqual([...arrow.tableFromIPC(bytes).getChild('d')], expected, 'apache-arrow reads it');
+      const back = quiver.tableFromIPC(bytes);
+      assert.deepEqual(back.getChild('d').toArray(), expected, 'Quiver reads it');
+      for (const x of [...writes, writer, back]) x.free();
+    }
+    // A file can hold no replacement: it extends the dictionary with a delta.
+    const file = quiver.FileWriter.forBatch(first);
+    const parts = [file.write(first), file.write(second), file.finish()];
+    const read = quiver.tableFromIPC(concat(parts.map(joined)));
+    assert.deepEqual(read.getChild('d').toArray(), expected);
+    for (const x of [...parts, file, read, fresh, first, second, ...tables]) x.free();
+  });
+
   test('bad options and calls throw errors that say what was expected', () => {
     const table = quiver.tableFromIPC(stream(arrow, 1, 10));
     const [batch] = table.batches;
@@ -236,6 +270,8 @@ export function writerTests({ test, assert, quiver, arrow }) {
     assert.throws(() => quiver.messageSize(batch, { compression: 5 }),
       { message: 'compression must be a string, found 5' });
     assert.throws(() => quiver.messageSize(batch, 5), { message: 'WriterOptions must be an object, found 5' });
+    assert.throws(() => quiver.StreamWriter.forBatch(batch, { dictionaryDeltas: 'yes' }),
+      { message: 'dictionaryDeltas must be a boolean, found "yes"' });
     assert.throws(() => new quiver.StreamReader({ maxMessageBytes: 'big' }),
       { message: 'maxMessageBytes must be a number, found "big"' });
     assert.throws(() => quiver.tableToIPC({ numRows: 1 }),

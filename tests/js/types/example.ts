@@ -160,7 +160,7 @@ import {
 
 export function write(table: Table, module: WebAssembly.Module): Uint8Array[] {
   initSync({ module });
-  const options: WriterOptions = { compression: 'zstd', zstdLevel: 3, maxChunkBytes: 1 << 16, chunkSizing: 'exact' };
+  const options: WriterOptions = { compression: 'zstd', zstdLevel: 3, maxChunkBytes: 1 << 16, chunkSizing: 'exact', dictionaryDeltas: true };
   const whole: Uint8Array = tableToIPC(table, options);
   using writer = StreamWriter.forTable(table, { compression: 'lz4' });
   const out: Uint8Array[] = [whole];
