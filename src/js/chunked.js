@@ -4,6 +4,7 @@ import { typeTree } from './layout.js';
 import { FILL, makeColumn, Rows } from './column.js';
 import { isDirect } from './readers.js';
 import { OWNER } from './owner.js';
+import { valueOptions } from './value_options.js';
 
 /**
  * A column over every batch of a table (`table.getChild(name)`): `chunks` are the
@@ -50,9 +51,9 @@ export class ChunkedColumn {
     return (this.#last = lo);
   }
 
-  get(i) {
+  get(i, options) {
     const c = this.#chunkOf(i);
-    return this.chunks[c].get(i - this.#starts[c]);
+    return this.chunks[c].get(i - this.#starts[c], options);
   }
 
   isValid(i) {
@@ -60,16 +61,17 @@ export class ChunkedColumn {
     return this.chunks[c].isValid(i - this.#starts[c]);
   }
 
-  /** Every row's value in one array; `{ typed: true }` as in Column.toArray. */
-  toArray({ typed = false } = {}) {
+  /** Every row's value in one array; `{ typed: true }` and value options as in Column.toArray. */
+  toArray(options) {
     const { chunks } = this;
-    if (typed && chunks.length > 0 && isDirect(this.type) && this.nullCount === 0) {
+    const values = valueOptions(options, ['typed']);
+    if (options?.typed && chunks.length > 0 && isDirect(this.type, values) && this.nullCount === 0) {
       const out = new chunks[0].values.constructor(this.length);
       chunks.forEach((chunk, c) => out.set(chunk.values, this.#starts[c]));
       return out;
     }
     const out = new Array(this.length);
-    chunks.forEach((chunk, c) => chunk[FILL](out, this.#starts[c]));
+    chunks.forEach((chunk, c) => chunk[FILL](out, this.#starts[c], values));
     return out;
   }
 

@@ -13,6 +13,8 @@
 // on first use and kept. A kept reader holds views, so each use first checks that the
 // batch was not freed and that memory did not grow away under it (`probe`), and builds
 // it again over fresh views if it did: a reader never reads freed or detached memory.
+// Value options (value_options.js) get readers of their own, kept per option set beside
+// the default one, which `get(i)` without options reads as before.
 //
 // Freeing and reachability: see owner.js. A column keeps its owner reachable, and each
 // of its views keeps the column reachable.
@@ -20,6 +22,7 @@
 import { columnField, columnNode, fixedWidth, parseLayout } from './layout.js';
 import { keepAlive, OWNER } from './owner.js';
 import { isDirect, rowReader, validReader } from './readers.js';
+import { valueOptions } from './value_options.js';
 
 const FREED = "this column's RecordBatch was freed; keep the batch (or table) alive while you read its columns";
 
@@ -84,6 +87,8 @@ export class Column {
   // The row reader, and what it was built under (see `probe`).
   #read;
   #readProbe;
+  // Per value option set (interned by valueOptions), its reader and probe: made on first use.
+  #optionReads;
   // isValid's own state: `#allValid` when no row can be null (a plain type without a
   // validity bitmap); else `#bits`, a copy of the bitmap it tests inline (undefined until
   // first used), or null for the types whose validity is their children's (union, run-end
@@ -307,9 +312,13 @@ export class Column {
     return this.#valid(i);
   }
 
-  /** Row `i`'s value (see the representation notes at the top of readers.js). */
-  get(i) {
+  /**
+   * Row `i`'s value (see the representation notes at the top of readers.js), converted
+   * as value `options` say (see value_options.js).
+   */
+  get(i, options) {
     if (this.#token.freed || !inRange(i, this.length)) this.#refuse(i);
+    if (options !== undefined) return this.#reader(valueOptions(options))(i);
     const read = this.#read;
     return (read !== undefined && this.#readProbe.length !== 0 ? read : this.#newReader())(i);
   }
@@ -324,18 +333,20 @@ export class Column {
    * Every row's value, copied into a new JS array; with `{ typed: true }`, into a new typed
    * array of the values' own class instead where every row is a number or bigint as it is
    * stored (ints, floats but float16, time, duration) and the column has no nulls.
+   * Value options (see value_options.js) convert the rows, nested values too.
    */
-  toArray({ typed = false } = {}) {
-    if (typed && isDirect(this.type) && this.nullCount === 0) return this.values.slice();
-    return this[FILL](new Array(this.length), 0);
+  toArray(options) {
+    const values = valueOptions(options, ['typed']);
+    if (options?.typed && isDirect(this.type, values) && this.nullCount === 0) return this.values.slice();
+    return this[FILL](new Array(this.length), 0, values);
   }
 
   /** Writes every row's value into `out` from index `at`; returns `out`. */
-  [FILL](out, at) {
+  [FILL](out, at, options) {
     if (this.#token.freed) throw new Error(FREED);
     const { length } = this;
-    if (!isDirect(this.type)) {
-      const read = this.#reader();
+    if (!isDirect(this.type, options)) {
+      const read = this.#reader(options);
       for (let i = 0; i < length; i++) out[at + i] = read(i);
       return out;
     }
@@ -358,10 +369,24 @@ export class Column {
     return new Rows(this);
   }
 
-  /** The row reader, built again if memory grew away from the views it holds. */
-  #reader() {
+  /**
+   * The row reader for checked value `options` (undefined: the defaults), built again if
+   * memory grew away from the views it holds.
+   */
+  #reader(options) {
+    if (options !== undefined) return this.#optionReader(options);
     const read = this.#read;
     return read !== undefined && this.#readProbe.length !== 0 ? read : this.#newReader();
+  }
+
+  #optionReader(options) {
+    this.#optionReads ??= new Map();
+    const kept = this.#optionReads.get(options);
+    if (kept !== undefined && kept.probe.length !== 0) return kept.read;
+    const probed = probe(this.#memory);
+    const read = rowReader(this, this.#start, options);
+    this.#optionReads.set(options, { read, probe: probed });
+    return read;
   }
 
   #newReader() {
@@ -381,11 +406,12 @@ export class Column {
 
   /**
    * `(i) => get(i)` over the views as they are now, without the range check: use it at
-   * once, before any other call into wasm (a parent column's reader does).
+   * once, before any other call into wasm (a parent column's reader does). `options` as
+   * valueOptions returns them.
    */
-  reader() {
+  reader(options) {
     if (this.#token.freed) throw new Error(FREED);
-    return this.#reader();
+    return this.#reader(options);
   }
 }
 
@@ -437,8 +463,12 @@ function columnsToRead(layout, token, memory) {
   return columns;
 }
 
-/** Every row of every layout as a plain object `{ [column name]: value }`. */
-export function makeRows(layouts, token, memory) {
+/**
+ * Every row of every layout as a plain object `{ [column name]: value }`, converted as
+ * value `options` say.
+ */
+export function makeRows(layouts, token, memory, options) {
+  const values = valueOptions(options);
   let total = 0;
   for (const layout of layouts) total += layout.numRows;
   const rows = new Array(total);
@@ -446,7 +476,7 @@ export function makeRows(layouts, token, memory) {
   for (const layout of layouts) {
     const columns = columnsToRead(layout, token, memory);
     const names = columns.map((c) => c.name);
-    const readers = columns.map((c) => c.reader());
+    const readers = columns.map((c) => c.reader(values));
     // Each row starts as a copy of one with every key, so that rows share one shape and
     // the stores below find their key in place. Of duplicate names the last value wins.
     const template = Object.fromEntries(names.map((name) => [name, null]));

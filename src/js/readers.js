@@ -19,6 +19,11 @@
 //   map -> array of [key, value] pairs (lossless; `new Map(pairs)` if keys are unique)
 //   union -> the value of the selected child; dictionary -> the decoded value
 //   run-end encoded -> the value of the run that holds the row (expanded)
+// Value options (value_options.js; the README's "Value options" table) change four of
+// these, in nested values too: useDate (date, timestamp -> Date), useBigInt: false
+// (64-bit ints, time64, duration -> number, a RangeError beyond 2^53 - 1), useDecimal
+// ("number" or an exact "string") and useMap (map -> Map). `options` below is what
+// valueOptions returns: undefined for the defaults.
 
 const utf8 = new TextDecoder();
 /** TextDecoder refuses views of a resizable buffer, so those are copied first. */
@@ -71,10 +76,10 @@ export function validReader(column, start) {
  * Whether a row's value is its element of `values` as it is (ints, time, duration,
  * float32/64), which toArray then copies without a reader.
  */
-export function isDirect(type) {
+export function isDirect(type, options) {
   switch (type.id) {
     case 'Int': case 'Time': case 'Duration':
-      return true;
+      return options === undefined || options.useBigInt || (type.id !== 'Duration' && type.bitWidth !== 64);
     case 'Float':
       return type.bitWidth !== 16;
     default:
@@ -83,12 +88,12 @@ export function isDirect(type) {
 }
 
 /** `(i) => column.get(i)`: the value of row i, or null, with the validity bit tested inline. */
-export function rowReader(column, start) {
+export function rowReader(column, start, options) {
   const { type } = column;
-  if (['Null', 'Union', 'RunEndEncoded'].includes(type.id)) return valueReader(column, start);
+  if (['Null', 'Union', 'RunEndEncoded'].includes(type.id)) return valueReader(column, start, options);
   const validity = column.validity;
   const first = column.validityBitOffset;
-  if (isDirect(type)) {
+  if (isDirect(type, options)) {
     const values = column.values;
     if (validity === null) return (i) => values[i];
     return (i) => {
@@ -96,7 +101,7 @@ export function rowReader(column, start) {
       return (validity[j >> 3] >> (j & 7)) & 1 ? values[i] : null;
     };
   }
-  const read = valueReader(column, start);
+  const read = valueReader(column, start, options);
   if (validity === null) return read;
   return (i) => {
     const j = first + i;
@@ -129,7 +134,7 @@ function runOf(column, start) {
 }
 
 /** Row i's value, read without looking at its validity. */
-function valueReader(column, start) {
+function valueReader(column, start, options) {
   const { type } = column;
   const values = column.values;
   switch (type.id) {
@@ -142,19 +147,21 @@ function valueReader(column, start) {
     case 'Int':
     case 'Time':
     case 'Duration':
-      return (i) => values[i];
+      return isDirect(type, options) ? (i) => values[i] : safeReader(column, values);
     case 'Float':
       return type.bitWidth === 16 ? (i) => float16(values[i]) : (i) => values[i];
-    case 'Date':
-      return type.unit === 'DAY' ? (i) => 86400000 * values[i] : (i) => Number(values[i]);
+    case 'Date': {
+      const ms = type.unit === 'DAY' ? (i) => 86400000 * values[i] : (i) => Number(values[i]);
+      return options?.useDate ? (i) => new Date(ms(i)) : ms;
+    }
     case 'Timestamp': {
       const ms = TIMESTAMP_MS[type.unit];
-      return (i) => ms(values[i]);
+      return options?.useDate ? (i) => new Date(ms(values[i])) : (i) => ms(values[i]);
     }
     case 'Interval':
       return intervalReader(values, type.unit);
     case 'Decimal':
-      return decimalReader(values, type.bitWidth);
+      return scaled(decimalReader(values, type.bitWidth), type.scale, options?.useDecimal);
     case 'FixedSizeBinary': {
       const width = type.byteWidth;
       return (i) => values.slice(i * width, (i + 1) * width);
@@ -172,11 +179,11 @@ function valueReader(column, start) {
     case 'Utf8View': case 'BinaryView':
       return viewReader(values, column.dataBuffers, type.id === 'Utf8View');
     case 'List': case 'LargeList': case 'Map':
-      return listReader(column, column.offsets, undefined);
+      return listReader(column, column.offsets, undefined, options);
     case 'ListView': case 'LargeListView':
-      return listReader(column, column.offsets, column.sizes);
+      return listReader(column, column.offsets, column.sizes, options);
     case 'FixedSizeList': {
-      const child = column.children[0].reader();
+      const child = column.children[0].reader(options);
       const size = type.listSize;
       return (i) => {
         const out = new Array(size);
@@ -186,7 +193,7 @@ function valueReader(column, start) {
     }
     case 'Struct': {
       const names = column.children.map((c) => c.name);
-      const readers = column.children.map((c) => c.reader());
+      const readers = column.children.map((c) => c.reader(options));
       return (i) => {
         const row = {};
         for (let k = 0; k < names.length; k++) row[names[k]] = readers[k](i);
@@ -194,18 +201,18 @@ function valueReader(column, start) {
       };
     }
     case 'Union': {
-      const readers = column.children.map((c) => c.reader());
+      const readers = column.children.map((c) => c.reader(options));
       const child = unionChild(column);
       const offsets = type.mode === 'Dense' ? column.offsets : undefined;
       return (i) => readers[child(i)](offsets ? offsets[i] : i);
     }
     case 'Dictionary': {
-      const dictionary = column.dictionary.reader();
+      const dictionary = column.dictionary.reader(options);
       return (i) => dictionary(Number(values[i]));
     }
     case 'RunEndEncoded': {
       const run = runOf(column, start);
-      const read = column.children[1].reader();
+      const read = column.children[1].reader(options);
       return (i) => read(run(i));
     }
     default:
@@ -217,9 +224,9 @@ function valueReader(column, start) {
  * Row i of a list, map or list view: its child's items from `offsets[i]` to
  * `offsets[i + 1]`, or for a list view (`sizes` given) to `offsets[i] + sizes[i]`.
  */
-function listReader(column, offsets, sizes) {
+function listReader(column, offsets, sizes, options) {
   const [items] = column.children;
-  if (column.type.id !== 'Map' && isDirect(items.type) && items.nullCount === 0) {
+  if (column.type.id !== 'Map' && isDirect(items.type, options) && items.nullCount === 0) {
     // Items that are their elements: copied from the child's values, no call per item.
     const itemValues = items.values;
     return (i) => {
@@ -229,21 +236,22 @@ function listReader(column, offsets, sizes) {
       return out;
     };
   }
-  const child = entryReader(column);
-  return (i) => {
+  const child = entryReader(column, options);
+  const read = (i) => {
     const first = Number(offsets[i]);
     const end = sizes === undefined ? Number(offsets[i + 1]) : first + Number(sizes[i]);
     const out = [];
     for (let k = first; k < end; k++) out.push(child(k));
     return out;
   };
+  return column.type.id === 'Map' && options?.useMap ? (i) => new Map(read(i)) : read;
 }
 
 /** A list's element reader; for a map, entries become [key, value] pairs. */
-function entryReader(column) {
+function entryReader(column, options) {
   const [entries] = column.children;
-  if (column.type.id !== 'Map') return entries.reader();
-  const [keys, items] = entries.children.map((c) => c.reader());
+  if (column.type.id !== 'Map') return entries.reader(options);
+  const [keys, items] = entries.children.map((c) => c.reader(options));
   return (k) => [keys(k), items(k)];
 }
 
@@ -288,5 +296,37 @@ function decimalReader(values, bitWidth) {
     let value = values[i * words + words - 1];
     for (let w = words - 2; w >= 0; w--) value = (value << 64n) | BigInt.asUintN(64, values[i * words + w]);
     return value;
+  };
+}
+
+/**
+ * useBigInt: false: a 64-bit value as a number, or a RangeError naming the column and row
+ * where it is beyond Number's safe integers (flechette throws there too).
+ */
+function safeReader(column, values) {
+  return (i) => {
+    const value = Number(values[i]);
+    if (Number.isSafeInteger(value)) return value;
+    throw new RangeError(`column "${column.name}" row ${i} holds ${values[i]}, beyond Number.MAX_SAFE_INTEGER `
+      + '(2^53 - 1): read it with useBigInt: true');
+  };
+}
+
+/**
+ * A decimal reader of `useDecimal`'s kind: the unscaled bigint as `read` gives it, a number
+ * (as flechette computes it), or the exact decimal string ("123.45", "-0.05", "1200").
+ */
+function scaled(read, scale, kind = 'bigint') {
+  if (kind === 'bigint') return read;
+  if (scale <= 0) {
+    const by = 10n ** BigInt(-scale);
+    return kind === 'number' ? (i) => Number(read(i) * by) : (i) => (read(i) * by).toString();
+  }
+  const by = 10n ** BigInt(scale);
+  if (kind === 'number') return (i) => divide(read(i), by);
+  return (i) => {
+    const value = read(i);
+    const digits = (value < 0n ? -value : value).toString().padStart(scale + 1, '0');
+    return `${value < 0n ? '-' : ''}${digits.slice(0, -scale)}.${digits.slice(-scale)}`;
   };
 }

@@ -24,9 +24,14 @@ extern "C" {
     #[wasm_bindgen(js_name = makeColumns)]
     fn make_columns(layout: &JsValue, token: &Object, memory: &JsValue) -> Array;
 
-    /// Every row of the batch layouts, as plain objects.
-    #[wasm_bindgen(js_name = makeRows)]
-    fn make_rows(layouts: &Array, token: &Object, memory: &JsValue) -> Array;
+    /// Every row of the batch layouts, as plain objects, converted as value `options` say.
+    #[wasm_bindgen(js_name = makeRows, catch)]
+    fn make_rows(
+        layouts: &Array,
+        token: &Object,
+        memory: &JsValue,
+        options: &JsValue,
+    ) -> Result<Array, JsValue>;
 }
 
 #[wasm_bindgen(module = "/src/js/chunked.js")]
@@ -110,6 +115,13 @@ extern "C" {
     /// `ToArrowJSOptions` as JavaScript passes it (read by `src/js/arrowjs.js`).
     #[wasm_bindgen(typescript_type = "ToArrowJSOptions")]
     pub type ToArrowJSOptionsJs;
+}
+
+#[wasm_bindgen]
+extern "C" {
+    /// `ValueOptions` as JavaScript passes it (checked by `src/js/value_options.js`).
+    #[wasm_bindgen(typescript_type = "ValueOptions")]
+    pub type ValueOptionsJs;
 }
 
 /// The options as the JS snippet takes them: the object, or `undefined`.
@@ -276,11 +288,15 @@ impl RecordBatch {
     ///
     /// ```js
     /// for (const { id, name } of batch.toArray()) console.log(id, name);
+    /// const rows = batch.toArray({ useDate: true }); // timestamps as Date
     /// ```
+    ///
+    /// `options` convert values as in `Column.get` (see `ValueOptions`).
     #[wasm_bindgen(js_name = toArray, unchecked_return_type = "Record<string, unknown>[]")]
-    pub fn to_array(&mut self) -> Array {
+    pub fn to_array(&mut self, options: Option<ValueOptionsJs>) -> Result<Array, JsValue> {
         let layouts = Array::of1(&self.layout());
-        make_rows(&layouts, &self.token(), &wasm_bindgen::memory())
+        let options = options.map_or(JsValue::UNDEFINED, Into::into);
+        make_rows(&layouts, &self.token(), &wasm_bindgen::memory(), &options)
     }
 
     /// This batch as an apache-arrow JS `RecordBatch`, built with your own `arrow` module
@@ -444,11 +460,13 @@ impl Table {
     }
 
     /// Every row of every batch as a plain object `{ [column]: value }`, copied out of
-    /// wasm memory (see `Column.toArray` for how each type is represented).
+    /// wasm memory (see `Column.toArray` for how each type is represented), converted as
+    /// value `options` say (see `ValueOptions`).
     #[wasm_bindgen(js_name = toArray, unchecked_return_type = "Record<string, unknown>[]")]
-    pub fn to_array(&mut self) -> Array {
+    pub fn to_array(&mut self, options: Option<ValueOptionsJs>) -> Result<Array, JsValue> {
         let layouts = self.layouts();
-        make_rows(&layouts, &self.token(), &wasm_bindgen::memory())
+        let options = options.map_or(JsValue::UNDEFINED, Into::into);
+        make_rows(&layouts, &self.token(), &wasm_bindgen::memory(), &options)
     }
 
     /// This table as an apache-arrow JS `Table` (see `RecordBatch.toArrowJS`: views where

@@ -66,21 +66,39 @@ export interface Column extends Iterable<unknown> {
   readonly children: Column[];
   /** A dictionary column's values. */
   readonly dictionary: Column | undefined;
-  /** Row i's value (bigint for 64-bit integers, string for utf8, null for nulls, ...). */
-  get(i: number): unknown;
+  /** Row i's value (bigint for 64-bit integers, string for utf8, null for nulls, ...),
+   *  converted as `options` say. */
+  get(i: number, options?: ValueOptions): unknown;
   /** Whether row i holds a value; `true` without a read on a column with no bitmap. */
   isValid(i: number): boolean;
   /** Every row's value, copied into a new JS array, `null` for null slots. */
-  toArray(): unknown[];
+  toArray(options?: ValueOptions & { typed?: false }): unknown[];
   /** The same, or a typed array with `{ typed: true }` (see `ToArrayOptions`). */
   toArray(options: ToArrayOptions): unknown[] | ColumnValues;
 }
-/** Options of `toArray`. */
-export interface ToArrayOptions {
+/**
+ * How `get`, `toArray` and `table.toArray()` convert values (flechette's option names),
+ * nested values too. Each default keeps the value as without options.
+ */
+export interface ValueOptions {
+  /** Dates and timestamps as `Date`. Default `false`: epoch milliseconds (number). */
+  useDate?: boolean;
+  /** `false`: 64-bit ints, time64 and duration as number, a RangeError naming the column
+   *  and row for a value beyond `Number.MAX_SAFE_INTEGER`. Default `true`: bigint. */
+  useBigInt?: boolean;
+  /** Decimals as the unscaled bigint (default, 123.45 in decimal(5, 2) is `12345n`), as a
+   *  number (`123.45`), or as the exact decimal string (`"123.45"`). */
+  useDecimal?: "bigint" | "number" | "string";
+  /** Maps as `Map`. Default `false`: an array of [key, value] pairs. */
+  useMap?: boolean;
+}
+/** Options of `toArray`: `typed`, and the value options. */
+export interface ToArrayOptions extends ValueOptions {
   /**
    * Copy into a typed array of the values' own class (`Float64Array`, `BigInt64Array`,
    * ...) where every row is a number or bigint as stored (ints, float32/64, time,
-   * duration) and the column has no nulls; otherwise return the usual JS array.
+   * duration, as the value options leave them) and the column has no nulls; otherwise
+   * return the usual JS array.
    * Default `false`: always a JS array, with `null` for null slots.
    */
   typed?: boolean;
@@ -93,9 +111,9 @@ export interface ChunkedColumn extends Iterable<unknown> {
   readonly length: number;
   readonly nullCount: number;
   readonly chunks: Column[];
-  get(i: number): unknown;
+  get(i: number, options?: ValueOptions): unknown;
   isValid(i: number): boolean;
-  toArray(): unknown[];
+  toArray(options?: ValueOptions & { typed?: false }): unknown[];
   toArray(options: ToArrayOptions): unknown[] | ColumnValues;
 }
 "#;

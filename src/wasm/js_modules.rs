@@ -10,6 +10,12 @@ extern "C" {
     type Readers;
 }
 
+// The value options that the columns' get/toArray check.
+#[wasm_bindgen(module = "/src/js/value_options.js")]
+extern "C" {
+    type ValueOptionsModule;
+}
+
 // What the package entries add to the glue; pkg-scripts/build.sh re-exports it from the
 // web build's snippets as extras.js.
 #[wasm_bindgen(module = "/src/js/protocols.js")]

@@ -32,6 +32,9 @@ function deepEqual(a, b) {
   if (Object.is(a, b)) return true;
   if (typeof a !== 'object' || typeof b !== 'object' || a === null || b === null) return false;
   if (Object.getPrototypeOf(a) !== Object.getPrototypeOf(b)) return false;
+  // As node:assert: Dates by their time, Maps by their entries in order.
+  if (a instanceof Date) return Object.is(a.getTime(), b.getTime());
+  if (a instanceof Map) return deepEqual([...a], [...b]);
   if (ArrayBuffer.isView(a)) {
     return a.length === b.length && Array.prototype.every.call(a, (v, i) => Object.is(v, b[i]));
   }

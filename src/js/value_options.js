@@ -1,0 +1,36 @@
+// The value options of `get`/`toArray` (flechette's names where it has one): checked once
+// per call and interned, so that a column keeps one reader per option set, with the
+// defaults as `undefined`, which takes the readers' plain path.
+
+const DECIMALS = ['bigint', 'number', 'string'];
+const KEYS = ['useDate', 'useBigInt', 'useDecimal', 'useMap'];
+const interned = new Map();
+
+const describe = (v) => (v === null ? 'null' : typeof v === 'string' ? `"${v}"` : typeof v);
+
+/**
+ * `options` checked: undefined for the defaults, else one frozen object per option set
+ * `{ useDate, useBigInt, useDecimal, useMap }`. `extra` names other keys the caller reads
+ * (toArray's `typed`). Throws a TypeError naming a bad option and what it takes.
+ */
+export function valueOptions(options, extra = []) {
+  if (options === undefined || options === null) return undefined;
+  if (typeof options !== 'object') throw new TypeError(`options must be an object, found ${describe(options)}`);
+  for (const key in options) {
+    if (!KEYS.includes(key) && !extra.includes(key)) {
+      throw new TypeError(`unknown option "${key}": expected ${[...KEYS, ...extra].join(', ')}`);
+    }
+  }
+  const { useDate = false, useBigInt = true, useDecimal = 'bigint', useMap = false } = options;
+  for (const [key, value] of [['useDate', useDate], ['useBigInt', useBigInt], ['useMap', useMap]]) {
+    if (typeof value !== 'boolean') throw new TypeError(`option ${key} must be a boolean, found ${describe(value)}`);
+  }
+  if (!DECIMALS.includes(useDecimal)) {
+    throw new TypeError(`option useDecimal must be "bigint", "number" or "string", found ${describe(useDecimal)}`);
+  }
+  if (!useDate && useBigInt && useDecimal === 'bigint' && !useMap) return undefined;
+  const key = `${useDate} ${useBigInt} ${useDecimal} ${useMap}`;
+  let set = interned.get(key);
+  if (set === undefined) interned.set(key, (set = Object.freeze({ useDate, useBigInt, useDecimal, useMap })));
+  return set;
+}
