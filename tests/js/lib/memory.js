@@ -151,8 +151,11 @@ export function memoryTests({ test, assert, quiver, arrow, expected, read, names
     const i32 = table.getChild('i32');
     const [, , str] = table.batches[1].columns();
     const want = { ints: i32.toArray(), strings: str.toArray(), valid: str.toArray().map((v) => v !== null) };
+    want.withOptions = want.strings;
     const read = () => ({
       ints: Array.from({ length: i32.length }, (_, i) => i32.get(i)),
+      // A value option set's reader is kept apart from the default one, and rebuilt too.
+      withOptions: Array.from({ length: str.length }, (_, i) => str.get(i, { useMap: true })),
       strings: [...str],
       valid: Array.from({ length: str.length }, (_, i) => str.isValid(i)),
     });

@@ -22,6 +22,7 @@ function makeTable(arrow, quiver) {
     children: [keys, data(new arrow.Int64(), BigInt64Array.of(1n, 2n, 3n))],
   });
   const items = makeData({ type: new arrow.TimestampMillisecond(), length: 3, data: BigInt64Array.of(0n, 1000n, 86400000n) });
+  const ints = data(new arrow.Int64(), BigInt64Array.of(1n, 2n, 3n));
   const word = ~0 >>> 0;
   const columns = {
     i64: int64,
@@ -46,6 +47,23 @@ function makeTable(arrow, quiver) {
       length: 3,
       valueOffsets: Int32Array.of(0, 2, 2, 3),
       child: items,
+    }),
+    ints: makeData({
+      type: new arrow.List(f('item', ints.type, false)),
+      length: 3,
+      valueOffsets: Int32Array.of(0, 2, 2, 3),
+      child: ints,
+    }),
+    pairs: makeData({
+      type: new arrow.FixedSizeList(2, f('item', ints.type, false)),
+      length: 3,
+      child: makeData({ type: ints.type, length: 6, data: BigInt64Array.of(1n, 2n, 3n, 4n, 5n, 6n) }),
+    }),
+    dict: makeData({
+      type: new arrow.Dictionary(items.type, new arrow.Int32()),
+      length: 3,
+      data: Int32Array.of(2, 0, 2),
+      dictionary: makeVector(items),
     }),
     struct: makeData({
       type: new arrow.Struct([f('when', day.type), f('n', int64.type)]),
@@ -72,6 +90,9 @@ const DEFAULTS = {
   dec0: [7n, -7n, 0n],
   map: [[['a', 1n], ['b', 2n]], [['c', 3n]], null],
   list: [[0, 1000], [], [DAY]],
+  ints: [[1n, 2n], [], [3n]],
+  pairs: [[1n, 2n], [3n, 4n], [5n, 6n]],
+  dict: [DAY, 0, DAY],
   struct: [{ when: 0, n: 1n }, { when: DAY, n: null }, { when: -DAY, n: -MAX }],
 };
 const date = (ms) => (ms === null ? null : new Date(ms));
@@ -80,6 +101,7 @@ const CONVERTED = {
     day: DEFAULTS.day.map(date),
     ts: DEFAULTS.ts.map(date),
     list: DEFAULTS.list.map((l) => l.map(date)),
+    dict: DEFAULTS.dict.map(date),
     struct: DEFAULTS.struct.map(({ when, n }) => ({ when: date(when), n })),
   },
   useBigInt: {
@@ -88,6 +110,8 @@ const CONVERTED = {
     t64: [1, 2, 3],
     dur: [5, -6, 7],
     map: [[['a', 1], ['b', 2]], [['c', 3]], null],
+    ints: [[1, 2], [], [3]],
+    pairs: [[1, 2], [3, 4], [5, 6]],
     struct: [{ when: 0, n: 1 }, { when: DAY, n: null }, { when: -DAY, n: -Number(MAX) }],
   },
   useDecimalNumber: { dec: [123.45, -0.05, 1], dec0: [7, -7, 0] },
