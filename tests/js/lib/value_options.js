@@ -65,6 +65,13 @@ function makeTable(arrow, quiver) {
       data: Int32Array.of(2, 0, 2),
       dictionary: makeVector(items),
     }),
+    union: makeData({
+      type: new arrow.DenseUnion([0, 1], [f('when', items.type), f('n', ints.type)]),
+      length: 3,
+      typeIds: Int8Array.of(0, 1, 0),
+      valueOffsets: Int32Array.of(2, 0, 0),
+      children: [items, ints],
+    }),
     struct: makeData({
       type: new arrow.Struct([f('when', day.type), f('n', int64.type)]),
       length: 3,
@@ -93,6 +100,7 @@ const DEFAULTS = {
   ints: [[1n, 2n], [], [3n]],
   pairs: [[1n, 2n], [3n, 4n], [5n, 6n]],
   dict: [DAY, 0, DAY],
+  union: [DAY, 1n, 0],
   struct: [{ when: 0, n: 1n }, { when: DAY, n: null }, { when: -DAY, n: -MAX }],
 };
 const date = (ms) => (ms === null ? null : new Date(ms));
@@ -102,6 +110,7 @@ const CONVERTED = {
     ts: DEFAULTS.ts.map(date),
     list: DEFAULTS.list.map((l) => l.map(date)),
     dict: DEFAULTS.dict.map(date),
+    union: [date(DAY), 1n, date(0)],
     struct: DEFAULTS.struct.map(({ when, n }) => ({ when: date(when), n })),
   },
   useBigInt: {
@@ -112,6 +121,7 @@ const CONVERTED = {
     map: [[['a', 1], ['b', 2]], [['c', 3]], null],
     ints: [[1, 2], [], [3]],
     pairs: [[1, 2], [3, 4], [5, 6]],
+    union: [DAY, 1, 0],
     struct: [{ when: 0, n: 1 }, { when: DAY, n: null }, { when: -DAY, n: -Number(MAX) }],
   },
   useDecimalNumber: { dec: [123.45, -0.05, 1], dec0: [7, -7, 0] },
