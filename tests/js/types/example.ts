@@ -154,6 +154,7 @@ import {
   type Column,
   type MessageSizes,
   type TypeDescriptor,
+  type ValueOptions,
   type WriterOptions,
   type WriterStats,
 } from 'quiver-arrow';
@@ -211,14 +212,18 @@ export function columns(table: Table): number {
     console.log(layout, type, all.length, children.length, dictionary?.length, sizes?.length, price.values, price.validity,
       price.offsets, price.typeIds, price.dataBuffers, price.nullCount, price.field.name, price.name);
     const rows: Record<string, unknown>[] = batch.toArray();
-    total += rows.length + [...price].length + price.toArray().length;
+    const asApps: ValueOptions = { useDate: true, useBigInt: false, useDecimal: 'string', useMap: true };
+    const converted: unknown[] = price.toArray(asApps);
+    total += rows.length + [...price].length + price.toArray().length + converted.length;
+    total += batch.toArray({ useDecimal: 'number' }).length + Number(price.get(0, asApps));
     const js: arrow.RecordBatch = batch.toArrowJS(arrow, { zeroCopy: true });
     total += js.numRows;
     batch.free();
   }
   const chunked: ChunkedColumn = table.getChild(0);
   total += chunked.chunks.length + chunked.toArray().length + (chunked.isValid(0) ? 1 : 0);
-  total += chunked.toArray({ typed: true }).length;
+  total += chunked.toArray({ typed: true }).length + chunked.toArray({ typed: true, useDate: true }).length;
+  total += Number(chunked.get(0, { useBigInt: false })) + table.toArray({ useMap: true }).length;
   const copied: arrow.Table = table.toArrowJS(arrow, undefined);
   const viaFunction: arrow.Table = toArrowJS(table, arrow, { zeroCopy: false });
   return total + copied.numRows + viaFunction.numRows + table.toArray().length + table.numColumns;
