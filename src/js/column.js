@@ -318,9 +318,14 @@ export class Column {
    */
   get(i, options) {
     if (this.#token.freed || !inRange(i, this.length)) this.#refuse(i);
-    if (options !== undefined) return this.#reader(valueOptions(options))(i);
+    if (options !== undefined) return this.#getWith(i, options);
     const read = this.#read;
     return (read !== undefined && this.#readProbe.length !== 0 ? read : this.#newReader())(i);
+  }
+
+  /** get(i, options) apart, so that get stays small enough for engines to inline. */
+  #getWith(i, options) {
+    return this.#reader(valueOptions(options))(i);
   }
 
   /** Throws why row `i` cannot be read: the batch was freed, or there is no such row. */
