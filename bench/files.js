@@ -29,6 +29,14 @@ function quiverSums(table) {
   return sum;
 }
 
+/** The read of a JS peer's table, whose string chunks name their offsets `offsetsKey`. */
+function peerRead(table, offsetsKey) {
+  const [f64, str] = [table.getChild('f64').data, table.getChild('str').data];
+  let sum = 0;
+  for (let i = 0; i < f64.length; i++) sum += sums(f64[i].values, str[i][offsetsKey], str[i].length);
+  return [f64.length, sum];
+}
+
 function contenders({ quiver, arrow, flechette }) {
   const quiverRead = (bytes) => {
     const t = quiver.tableFromIPC(bytes);
@@ -39,20 +47,8 @@ function contenders({ quiver, arrow, flechette }) {
   return {
     'quiver stream': (w) => quiverRead(w.stream),
     quiver: (w) => quiverRead(w.file),
-    arrowjs(w) {
-      const t = arrow.tableFromIPC(w.file);
-      const [f64, str] = [t.getChild('f64').data, t.getChild('str').data];
-      let sum = 0;
-      for (let i = 0; i < f64.length; i++) sum += sums(f64[i].values, str[i].valueOffsets, str[i].length);
-      return [f64.length, sum];
-    },
-    flechette(w) {
-      const t = flechette.tableFromIPC(w.file);
-      const [f64, str] = [t.getChild('f64').data, t.getChild('str').data];
-      let sum = 0;
-      for (let i = 0; i < f64.length; i++) sum += sums(f64[i].values, str[i].offsets, str[i].length);
-      return [f64.length, sum];
-    },
+    arrowjs: (w) => peerRead(arrow.tableFromIPC(w.file), 'valueOffsets'),
+    flechette: (w) => peerRead(flechette.tableFromIPC(w.file), 'offsets'),
   };
 }
 
