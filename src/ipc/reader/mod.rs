@@ -12,8 +12,10 @@ mod dictionaries;
 mod file;
 mod flat;
 mod framing;
+mod layout;
 mod message;
 mod precheck;
+mod repair;
 mod validate;
 
 use std::collections::HashMap;
@@ -230,28 +232,53 @@ fn data_bytes(data: &ArrayData) -> u64 {
     (nulls + buffers) as u64 + children
 }
 
+/// Decodes a record batch, and says how many bytes of it were copied out of `body`.
 fn read_batch(
     body: &Buffer,
     batch: arrow_ipc::RecordBatch<'_>,
     schema: &SchemaRef,
     dictionaries: &HashMap<i64, ArrayRef>,
     version: MetadataVersion,
-) -> Result<RecordBatch> {
+) -> Result<(RecordBatch, u64)> {
     if all_flat(schema) {
-        return read_flat_batch(body, batch, schema);
+        return Ok((read_flat_batch(body, batch, schema)?, 0));
     }
-    precheck(batch, &fields(schema), version)?;
+    let fields = fields(schema);
+    let stripped = repair::strip_run_end_slots(batch, &fields, version)?;
+    let batch = stripped.as_ref().map_or(batch, |s| s.batch());
+    precheck(batch, &fields, version)?;
     // IPC aligns buffers to 8 only, and 16-byte types (decimal128, interval) may need a
     // realigning copy; `copied_outside` makes those copies visible in the stats.
     let decoder = RecordBatchDecoder::try_new(body, batch, schema.clone(), dictionaries, &version)?
         .with_require_alignment(false);
-    Ok(decoder.read_record_batch()?)
+    match decoder.read_record_batch() {
+        Ok(decoded) => {
+            let copied = copied_outside(&decoded, body);
+            Ok((decoded, copied))
+        }
+        Err(error) => {
+            repair::repair(body, batch, schema, dictionaries, version)?.ok_or_else(|| error.into())
+        }
+    }
 }
 
 /// Bytes of the batch's buffers that do not live in `body`: copies arrow-ipc made to
 /// realign them. The prechecks guarantee 8-byte alignment, so only types aligned wider
 /// than 8 can be copied; batches without them skip the walk.
 fn copied_outside(batch: &RecordBatch, body: &Buffer) -> u64 {
+    if !batch
+        .schema_ref()
+        .fields()
+        .iter()
+        .any(|f| aligned_wider_than_8(f.data_type()))
+    {
+        return 0;
+    }
+    bytes_outside(batch, body)
+}
+
+/// Bytes of the batch's buffers that do not live in `body`.
+fn bytes_outside(batch: &RecordBatch, body: &Buffer) -> u64 {
     fn walk(data: &ArrayData, body: std::ops::Range<usize>, total: &mut u64) {
         let nulls = data.nulls().map(|n| n.buffer());
         for buffer in data.buffers().iter().chain(nulls) {
@@ -267,14 +294,6 @@ fn copied_outside(batch: &RecordBatch, body: &Buffer) -> u64 {
                 walk(child, body.clone(), total);
             }
         }
-    }
-    if !batch
-        .schema_ref()
-        .fields()
-        .iter()
-        .any(|f| aligned_wider_than_8(f.data_type()))
-    {
-        return 0;
     }
     let start = body.as_ptr() as usize;
     let mut total = 0;

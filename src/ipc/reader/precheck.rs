@@ -28,21 +28,26 @@ pub(crate) fn check_schema(fields: &[&Field]) -> Result<()> {
                 field.name()
             )));
         }
-        let children: Vec<&Field> = match field.data_type() {
-            DataType::List(f)
-            | DataType::LargeList(f)
-            | DataType::ListView(f)
-            | DataType::LargeListView(f)
-            | DataType::FixedSizeList(f, _)
-            | DataType::Map(f, _) => vec![f.as_ref()],
-            DataType::Struct(fs) => fs.iter().map(|f| f.as_ref()).collect(),
-            DataType::Union(fs, _) => fs.iter().map(|(_, f)| f.as_ref()).collect(),
-            DataType::RunEndEncoded(a, b) => vec![a.as_ref(), b.as_ref()],
-            _ => Vec::new(),
-        };
-        check_schema(&children)?;
+        check_schema(&child_fields(field.data_type()))?;
     }
     Ok(())
+}
+
+/// The fields whose nodes follow a field of this type's node in a record batch, in order
+/// (a dictionary's values come in dictionary batches).
+pub(super) fn child_fields(data_type: &DataType) -> Vec<&Field> {
+    match data_type {
+        DataType::List(f)
+        | DataType::LargeList(f)
+        | DataType::ListView(f)
+        | DataType::LargeListView(f)
+        | DataType::FixedSizeList(f, _)
+        | DataType::Map(f, _) => vec![f.as_ref()],
+        DataType::Struct(fs) => fs.iter().map(|f| f.as_ref()).collect(),
+        DataType::Union(fs, _) => fs.iter().map(|(_, f)| f.as_ref()).collect(),
+        DataType::RunEndEncoded(a, b) => vec![a.as_ref(), b.as_ref()],
+        _ => Vec::new(),
+    }
 }
 
 /// Walks `fields` over the nodes and buffers of `batch`.

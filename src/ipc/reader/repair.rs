@@ -1,0 +1,330 @@
+//! Defects that real producers write and other readers accept, repaired soundly.
+//!
+//! - V4 metadata (pyarrow's `metadata_version=V4`, Arrow C++ and arrow-rs writers) gives a
+//!   run-end encoded column a validity buffer slot, as V4 gave every type but null; arrow-ipc
+//!   reads V5's layout, with none, and so takes every later buffer for the one before it.
+//!   The slot is dropped from the metadata before anything reads it; it must be empty.
+//! - apache-arrow JS's sparse union builder sets each child only at the rows that select
+//!   it, so a child ends at the last such row, short of the union. Each child is decoded
+//!   and validated on its own length, every row must select a child that reaches it, and
+//!   then the short children are padded with nulls (a copy, counted in the stats).
+//! - flechette leaves the child values of a null fixed-size list null in the child's
+//!   bitmap without counting them in the child's null count. The count is taken from the
+//!   bitmap instead, if the difference fits in the values outside the valid lists.
+//!
+//! The last two run only after full validation refused a batch, so valid batches pay
+//! nothing, and what they repair goes through full validation again. Dictionary batches
+//! are read by the same `read_batch`, so their values are repaired the same way.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use arrow_array::{make_array, ArrayRef, RecordBatch, RecordBatchOptions};
+use arrow_buffer::bit_chunk_iterator::UnalignedBitChunk;
+use arrow_buffer::Buffer;
+use arrow_data::transform::MutableArrayData;
+use arrow_data::{ArrayData, ArrayDataBuilder};
+use arrow_ipc::reader::RecordBatchDecoder;
+use arrow_ipc::{FieldNode, MetadataVersion};
+use arrow_schema::{DataType, Field, Schema, SchemaRef, UnionMode};
+
+use super::layout::{flatten, layout, Layout, Parts, Rebuilt, Slots};
+use super::precheck::child_fields;
+use super::{buffer_bytes, bytes_outside};
+use crate::ipc::error::{QuiverError, Result};
+
+/// The batch's metadata without the validity slots that V4 writers put before a run-end
+/// encoded column's children, or `None` if it has none.
+pub(super) fn strip_run_end_slots(
+    batch: arrow_ipc::RecordBatch<'_>,
+    fields: &[&Field],
+    version: MetadataVersion,
+) -> Result<Option<Rebuilt>> {
+    let run_end_encoded = |t: &DataType| matches!(t, DataType::RunEndEncoded(..));
+    if version >= MetadataVersion::V5 || !fields.iter().any(|f| has(f, &run_end_encoded)) {
+        return Ok(None);
+    }
+    let mut parts = Parts::of(batch);
+    let slots = Slots {
+        union_validity: true,
+        run_end_validity: true,
+    };
+    let Some(layouts) = layout(fields, &parts, slots) else {
+        return Ok(None);
+    };
+    let mut dropped = Vec::new();
+    for column in flatten(&layouts) {
+        if run_end_encoded(column.field.data_type()) {
+            let index = column.own.start;
+            let len = parts.buffers[index].length();
+            if len != 0 {
+                return Err(QuiverError::invalid(format!(
+                    "buffer {index} of field {:?}, the validity slot that V4 metadata puts \
+                     before a run-end encoded column's children, has {len} bytes, expected 0",
+                    column.field.name()
+                )));
+            }
+            dropped.push(index);
+        }
+    }
+    let mut index = 0;
+    parts.buffers.retain(|_| {
+        index += 1;
+        !dropped.contains(&(index - 1))
+    });
+    Ok(Some(parts.build(batch.length(), &parts.whole())))
+}
+
+/// Decodes a batch that full validation refused, if it has the defects of sparse unions
+/// or fixed-size lists above and they can be repaired; `None` if it has neither. Returns
+/// the batch and the bytes copied.
+pub(super) fn repair(
+    body: &Buffer,
+    batch: arrow_ipc::RecordBatch<'_>,
+    schema: &SchemaRef,
+    dictionaries: &HashMap<i64, ArrayRef>,
+    version: MetadataVersion,
+) -> Result<Option<(RecordBatch, u64)>> {
+    let repairable = |t: &DataType| {
+        matches!(
+            t,
+            DataType::FixedSizeList(..) | DataType::Union(_, UnionMode::Sparse)
+        )
+    };
+    let fields = super::fields(schema);
+    if !fields.iter().any(|f| has(f, &repairable)) {
+        return Ok(None);
+    }
+    let mut parts = Parts::of(batch);
+    let slots = Slots {
+        union_validity: version < MetadataVersion::V5,
+        run_end_validity: false,
+    };
+    let Some(layouts) = layout(&fields, &parts, slots) else {
+        return Ok(None);
+    };
+    let mut repaired = false;
+    // Parents first, so that a nested list's null count is repaired before its child's.
+    for column in flatten(&layouts) {
+        if let Some(nulls) = fixed_size_list_child_nulls(body, &parts, column)? {
+            let child = &column.children[0];
+            parts.nodes[child.node] = FieldNode::new(child.len as i64, nulls);
+            repaired = true;
+        }
+        repaired |= check_sparse_union_rows(body, &parts, column, slots)?;
+    }
+    if !repaired {
+        return Ok(None);
+    }
+    let decoder = Decoder {
+        body,
+        parts: &parts,
+        dictionaries,
+        version,
+        slots,
+    };
+    let columns = layouts
+        .iter()
+        .map(|column| {
+            let data = decoder.decode(column)?;
+            data.validate_full()?;
+            Ok(make_array(data))
+        })
+        .collect::<Result<Vec<_>>>()?;
+    let rows = usize::try_from(batch.length()).unwrap_or(usize::MAX);
+    let options = RecordBatchOptions::new().with_row_count(Some(rows));
+    let decoded = RecordBatch::try_new_with_options(schema.clone(), columns, &options)?;
+    let copied = bytes_outside(&decoded, body);
+    Ok(Some((decoded, copied)))
+}
+
+/// Whether the field's type, or a type nested in it, is one that `is` picks.
+fn has(field: &Field, is: &impl Fn(&DataType) -> bool) -> bool {
+    is(field.data_type()) || child_fields(field.data_type()).iter().any(|c| has(c, is))
+}
+
+/// For the child of a fixed-size list whose bitmap holds more nulls than its node
+/// declares, at most its values outside the valid lists more: the bitmap's count.
+fn fixed_size_list_child_nulls(
+    body: &Buffer,
+    parts: &Parts,
+    list: &Layout<'_>,
+) -> Result<Option<i64>> {
+    let (DataType::FixedSizeList(_, size), [child]) = (list.field.data_type(), &list.children[..])
+    else {
+        return Ok(None);
+    };
+    let declared = parts.nodes[child.node].null_count();
+    if declared <= 0 || !has_bitmap(child.field.data_type()) {
+        // A bitmap whose node declares no nulls is not read.
+        return Ok(None);
+    }
+    let index = child.own.start;
+    let bitmap = buffer_bytes(body, index, &parts.buffers[index])?;
+    let name = |field: &Field| format!("{:?}", field.name());
+    let (child_name, list_name) = (name(child.field), name(list.field));
+    let needed = child.len.div_ceil(8);
+    if bitmap.len() < needed {
+        return Err(QuiverError::invalid(format!(
+            "field {child_name} (the values of fixed-size list {list_name}) has a validity \
+             bitmap of {} bytes for {} values, expected at least {needed}",
+            bitmap.len(),
+            child.len
+        )));
+    }
+    let nulls = (child.len - UnalignedBitChunk::new(bitmap, 0, child.len).count_ones()) as i64;
+    if nulls == declared {
+        return Ok(None);
+    }
+    // The values outside the list's valid lists: those of its null lists, and any past
+    // the last list (flechette's child runs one value long after a null list at the end).
+    let valid_lists = list.len as i64 - parts.nodes[list.node].null_count();
+    let outside = (child.len as i64).saturating_sub(valid_lists.saturating_mul(i64::from(*size)));
+    if nulls < declared || nulls - declared > outside {
+        return Err(QuiverError::invalid(format!(
+            "field {child_name} (the values of fixed-size list {list_name}) declares \
+             {declared} nulls and its bitmap holds {nulls}, expected at most {outside} more \
+             (its values outside the list's {valid_lists} valid lists)"
+        )));
+    }
+    Ok(Some(nulls))
+}
+
+/// Types whose first buffer is a validity bitmap.
+fn has_bitmap(data_type: &DataType) -> bool {
+    !matches!(
+        data_type,
+        DataType::Null | DataType::Union(..) | DataType::RunEndEncoded(..)
+    )
+}
+
+/// For a sparse union with children shorter than itself: checks that each row selects a
+/// child that reaches it, and says that it needs the repair.
+fn check_sparse_union_rows(
+    body: &Buffer,
+    parts: &Parts,
+    union: &Layout<'_>,
+    slots: Slots,
+) -> Result<bool> {
+    if !is_short_union(union) {
+        return Ok(false);
+    }
+    let DataType::Union(fields, _) = union.field.data_type() else {
+        return Ok(false);
+    };
+    let index = union.own.start + usize::from(slots.union_validity);
+    let type_ids = buffer_bytes(body, index, &parts.buffers[index])?;
+    // The prechecks kept the type ids at least as long as the union.
+    for (row, id) in type_ids.iter().take(union.len).enumerate() {
+        let selected = fields.iter().position(|(t, _)| t == *id as i8);
+        // An unknown type id is left to the validation.
+        let Some(child) = selected.and_then(|i| union.children.get(i)) else {
+            continue;
+        };
+        if child.len <= row {
+            return Err(QuiverError::invalid(format!(
+                "row {row} of sparse union {:?} selects child {:?} (type id {id}), which \
+                 has {} rows, expected each child to reach every row that selects it",
+                union.field.name(),
+                child.field.name(),
+                child.len
+            )));
+        }
+    }
+    Ok(true)
+}
+
+fn is_short_union(layout: &Layout<'_>) -> bool {
+    matches!(
+        layout.field.data_type(),
+        DataType::Union(_, UnionMode::Sparse)
+    ) && layout.children.iter().any(|c| c.len < layout.len)
+}
+
+/// Builds columns from repaired metadata.
+struct Decoder<'a> {
+    body: &'a Buffer,
+    parts: &'a Parts,
+    dictionaries: &'a HashMap<i64, ArrayRef>,
+    version: MetadataVersion,
+    slots: Slots,
+}
+
+impl Decoder<'_> {
+    /// A field's data. A field with no short sparse union inside is decoded alone by
+    /// arrow-ipc, with full validation; one with a union's short child is built here from
+    /// its children, with the short children padded.
+    fn decode(&self, layout: &Layout<'_>) -> Result<ArrayData> {
+        if !flatten(std::slice::from_ref(layout))
+            .into_iter()
+            .any(|l| is_short_union(l))
+        {
+            return self.decode_alone(layout);
+        }
+        let mut children = layout
+            .children
+            .iter()
+            .map(|c| self.decode(c))
+            .collect::<Result<Vec<_>>>()?;
+        let own = layout
+            .own
+            .clone()
+            .map(|index| {
+                let buffer = &self.parts.buffers[index];
+                let len = buffer_bytes(self.body, index, buffer)?.len();
+                // In the body, as `buffer_bytes` checked.
+                Ok(self.body.slice_with_length(buffer.offset() as usize, len))
+            })
+            .collect::<Result<Vec<Buffer>>>()?;
+        let data_type = layout.field.data_type();
+        let builder = ArrayDataBuilder::new(data_type.clone()).len(layout.len);
+        let builder = match data_type {
+            DataType::Union(_, mode) => {
+                if *mode == UnionMode::Sparse {
+                    for child in children.iter_mut().filter(|c| c.len() < layout.len) {
+                        *child = pad(child, layout.len)?;
+                    }
+                }
+                let skip = usize::from(self.slots.union_validity);
+                builder.buffers(own.into_iter().skip(skip).collect())
+            }
+            DataType::RunEndEncoded(..) => builder,
+            _ => {
+                let nulls = self.parts.nodes[layout.node].null_count();
+                let mut own = own.into_iter();
+                let bitmap = own.next().filter(|_| nulls > 0);
+                builder
+                    .null_count(usize::try_from(nulls).unwrap_or(usize::MAX))
+                    .null_bit_buffer(bitmap)
+                    .buffers(own.collect())
+            }
+        };
+        Ok(builder.child_data(children).build()?)
+    }
+
+    /// Decodes one field's nodes and buffers as a batch of its own.
+    fn decode_alone(&self, layout: &Layout<'_>) -> Result<ArrayData> {
+        let metadata = self.parts.build(layout.len as i64, &layout.span);
+        // A child may hold nulls that its parent's field does not allow at the top level.
+        let field = layout.field.clone().with_nullable(true);
+        let schema = Arc::new(Schema::new(vec![field]));
+        let decoded = RecordBatchDecoder::try_new(
+            self.body,
+            metadata.batch(),
+            schema,
+            self.dictionaries,
+            &self.version,
+        )?
+        .with_require_alignment(false)
+        .read_record_batch()?;
+        Ok(decoded.column(0).to_data())
+    }
+}
+
+/// `child` followed by nulls up to `len` values, in new buffers.
+fn pad(child: &ArrayData, len: usize) -> Result<ArrayData> {
+    let mut padded = MutableArrayData::try_new(vec![child], true, len)?;
+    padded.try_extend(0, 0, child.len())?;
+    padded.try_extend_nulls(len - child.len())?;
+    Ok(padded.freeze())
+}
