@@ -8,7 +8,8 @@ use std::path::Path;
 use std::sync::Arc;
 
 use arrow_array::{
-    Array, ArrayRef, DictionaryArray, Int32Array, Int8Array, RecordBatch, StringArray, UnionArray,
+    Array, ArrayRef, DictionaryArray, Int32Array, Int8Array, RecordBatch, StringArray, StructArray,
+    UnionArray,
 };
 use arrow_cast::display::{ArrayFormatter, FormatOptions};
 use arrow_ipc::writer::StreamWriter;
@@ -246,8 +247,8 @@ fn a_v4_run_end_validity_slot_that_is_not_empty_is_refused() {
     );
 }
 
-#[test]
-fn dictionary_values_are_repaired_the_same_way() {
+/// A sparse union of 3 rows selecting "s", "i", "s": number child "i" can end at row 1.
+fn union_values() -> UnionArray {
     let fields = UnionFields::try_new(
         [0, 1],
         [
@@ -260,20 +261,50 @@ fn dictionary_values_are_repaired_the_same_way() {
         Arc::new(Int32Array::from(vec![None, Some(7), None])),
         Arc::new(StringArray::from(vec![Some("a"), None, Some("c")])),
     ];
-    let values = UnionArray::try_new(fields, vec![1, 0, 1].into(), None, children).unwrap();
-    let keys = Int8Array::from(vec![2, 0, 1, 1]);
-    let column = DictionaryArray::try_new(keys, Arc::new(values)).unwrap();
-    let batch = RecordBatch::try_from_iter([("d", Arc::new(column) as ArrayRef)]).unwrap();
+    UnionArray::try_new(fields, vec![1, 0, 1].into(), None, children).unwrap()
+}
+
+fn stream_of(column: ArrayRef) -> Vec<u8> {
+    let batch = RecordBatch::try_from_iter([("c", column)]).unwrap();
     let mut writer = StreamWriter::try_new(Vec::new(), &batch.schema()).unwrap();
     writer.write(&batch).unwrap();
-    let bytes = writer.into_inner().unwrap();
-    // Cut child "i" to the rows up to the last that selects it, as apache-arrow JS does.
-    let bytes = with_changed(&bytes, true, |nodes, _, _| {
-        assert_eq!((nodes[1].length(), nodes[1].null_count()), (3, 2));
-        nodes[1] = FieldNode::new(2, 1);
-    });
+    writer.into_inner().unwrap()
+}
+
+/// Cuts union child "i", node `node` of the batch, to the rows up to the last that
+/// selects it, as apache-arrow JS does.
+fn cut_number_child(
+    node: usize,
+) -> impl FnOnce(&mut Vec<FieldNode>, &mut Vec<arrow_ipc::Buffer>, &mut [u8]) {
+    move |nodes, _, _| {
+        assert_eq!((nodes[node].length(), nodes[node].null_count()), (3, 2));
+        nodes[node] = FieldNode::new(2, 1);
+    }
+}
+
+#[test]
+fn dictionary_values_are_repaired_the_same_way() {
+    let keys = Int8Array::from(vec![2, 0, 1, 1]);
+    let column = DictionaryArray::try_new(keys, Arc::new(union_values())).unwrap();
+    // The dictionary batch's nodes: the union, "i", "s".
+    let bytes = with_changed(&stream_of(Arc::new(column)), true, cut_number_child(1));
     let (batch, stats) = only_batch(&bytes);
-    assert_eq!(rows(&batch, "d"), ["{s=c}", "{s=a}", "{i=7}", "{i=7}"]);
+    assert_eq!(rows(&batch, "c"), ["{s=c}", "{s=a}", "{i=7}", "{i=7}"]);
     // The padded child: 3 values of 4 bytes and a byte of bitmap.
+    assert_eq!(stats.bytes_copied - stats.bytes_pushed, 13);
+}
+
+#[test]
+fn unions_nested_in_other_columns_are_repaired() {
+    let union: ArrayRef = Arc::new(union_values());
+    let field = Arc::new(Field::new("u", union.data_type().clone(), true));
+    let column = StructArray::from(vec![(field, union)]);
+    // The nodes: the struct, the union, "i", "s".
+    let bytes = with_batch_changed(&stream_of(Arc::new(column)), cut_number_child(2));
+    let (batch, stats) = only_batch(&bytes);
+    assert_eq!(
+        rows(&batch, "c"),
+        ["{u: {s=a}}", "{u: {i=7}}", "{u: {s=c}}"]
+    );
     assert_eq!(stats.bytes_copied - stats.bytes_pushed, 13);
 }
