@@ -159,10 +159,10 @@ impl Walk<'_> {
             .checked_add(own)
             .filter(|end| *end <= self.parts.buffers.len())?;
         self.buffer = end;
-        let children = child_fields(field.data_type())
-            .into_iter()
-            .map(|child| self.field(child))
-            .collect::<Option<Vec<_>>>()?;
+        let mut children = Vec::new();
+        for child in child_fields(field.data_type()) {
+            children.push(self.field(child)?);
+        }
         Some(Layout {
             field,
             node,

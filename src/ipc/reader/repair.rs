@@ -5,9 +5,11 @@
 //!   reads V5's layout, with none, and so takes every later buffer for the one before it.
 //!   The slot is dropped from the metadata before anything reads it; it must be empty.
 //! - apache-arrow JS's sparse union builder sets each child only at the rows that select
-//!   it, so a child ends at the last such row, short of the union. Each child is decoded
-//!   and validated on its own length, every row must select a child that reaches it, and
-//!   then the short children are padded with nulls (a copy, counted in the stats).
+//!   it, so a child ends at the last such row, short of the union. For a union column
+//!   (of a record batch, or a dictionary's values), each child is decoded and validated on
+//!   its own length, every row must select a child that reaches it, and then the short
+//!   children are padded with nulls (a copy, counted in the stats). A union nested in
+//!   another column stays refused: Arrow JS cannot read its own output of one either.
 //! - flechette leaves the child values of a null fixed-size list null in the child's
 //!   bitmap without counting them in the child's null count. The count is taken from the
 //!   bitmap instead, if the difference fits in the values outside the valid lists.
@@ -40,8 +42,7 @@ pub(super) fn strip_run_end_slots(
     fields: &[&Field],
     version: MetadataVersion,
 ) -> Result<Option<Rebuilt>> {
-    let run_end_encoded = |t: &DataType| matches!(t, DataType::RunEndEncoded(..));
-    if version >= MetadataVersion::V5 || !fields.iter().any(|f| has(f, &run_end_encoded)) {
+    if version >= MetadataVersion::V5 || !fields.iter().any(|f| has_run_end(f)) {
         return Ok(None);
     }
     let mut parts = Parts::of(batch);
@@ -54,7 +55,7 @@ pub(super) fn strip_run_end_slots(
     };
     let mut dropped = Vec::new();
     for column in flatten(&layouts) {
-        if run_end_encoded(column.field.data_type()) {
+        if matches!(column.field.data_type(), DataType::RunEndEncoded(..)) {
             let index = column.own.start;
             let len = parts.buffers[index].length();
             if len != 0 {
@@ -67,11 +68,10 @@ pub(super) fn strip_run_end_slots(
             dropped.push(index);
         }
     }
-    let mut index = 0;
-    parts.buffers.retain(|_| {
-        index += 1;
-        !dropped.contains(&(index - 1))
-    });
+    // Last first, so that the indices still hold.
+    for index in dropped.into_iter().rev() {
+        parts.buffers.remove(index);
+    }
     Ok(Some(parts.build(batch.length(), &parts.whole())))
 }
 
@@ -85,16 +85,7 @@ pub(super) fn repair(
     dictionaries: &HashMap<i64, ArrayRef>,
     version: MetadataVersion,
 ) -> Result<Option<(RecordBatch, u64)>> {
-    let repairable = |t: &DataType| {
-        matches!(
-            t,
-            DataType::FixedSizeList(..) | DataType::Union(_, UnionMode::Sparse)
-        )
-    };
     let fields = super::fields(schema);
-    if !fields.iter().any(|f| has(f, &repairable)) {
-        return Ok(None);
-    }
     let mut parts = Parts::of(batch);
     let slots = Slots {
         union_validity: version < MetadataVersion::V5,
@@ -105,13 +96,30 @@ pub(super) fn repair(
     };
     let mut repaired = false;
     // Parents first, so that a nested list's null count is repaired before its child's.
-    for column in flatten(&layouts) {
-        if let Some(nulls) = fixed_size_list_child_nulls(body, &parts, column)? {
-            let child = &column.children[0];
+    for list in flatten(&layouts) {
+        if let Some(nulls) = fixed_size_list_child_nulls(body, &parts, list)? {
+            let child = &list.children[0];
             parts.nodes[child.node] = FieldNode::new(child.len as i64, nulls);
             repaired = true;
         }
+    }
+    for column in &layouts {
         repaired |= check_sparse_union_rows(body, &parts, column, slots)?;
+        if let Some(union) = flatten(&column.children)
+            .into_iter()
+            .find(|l| is_short_union(l))
+        {
+            let child = union.children.iter().find(|c| c.len < union.len);
+            return Err(QuiverError::invalid(format!(
+                "sparse union {:?} nested in field {:?} has a child {:?} of {} rows, expected \
+                 {} (the union's length)",
+                union.field.name(),
+                column.field.name(),
+                child.map_or("", |c| c.field.name()),
+                child.map_or(0, |c| c.len),
+                union.len
+            )));
+        }
     }
     if !repaired {
         return Ok(None);
@@ -121,16 +129,17 @@ pub(super) fn repair(
         parts: &parts,
         dictionaries,
         version,
-        slots,
     };
-    let columns = layouts
-        .iter()
-        .map(|column| {
-            let data = decoder.decode(column)?;
-            data.validate_full()?;
-            Ok(make_array(data))
-        })
-        .collect::<Result<Vec<_>>>()?;
+    let mut columns = Vec::with_capacity(layouts.len());
+    for column in &layouts {
+        let data = if is_short_union(column) {
+            decoder.union(column, slots)?
+        } else {
+            decoder.decode(column)?
+        };
+        data.validate_full()?;
+        columns.push(make_array(data));
+    }
     let rows = usize::try_from(batch.length()).unwrap_or(usize::MAX);
     let options = RecordBatchOptions::new().with_row_count(Some(rows));
     let decoded = RecordBatch::try_new_with_options(schema.clone(), columns, &options)?;
@@ -138,9 +147,11 @@ pub(super) fn repair(
     Ok(Some((decoded, copied)))
 }
 
-/// Whether the field's type, or a type nested in it, is one that `is` picks.
-fn has(field: &Field, is: &impl Fn(&DataType) -> bool) -> bool {
-    is(field.data_type()) || child_fields(field.data_type()).iter().any(|c| has(c, is))
+/// Whether the field is run-end encoded, or has a run-end encoded field inside.
+fn has_run_end(field: &Field) -> bool {
+    let data_type = field.data_type();
+    matches!(data_type, DataType::RunEndEncoded(..))
+        || child_fields(data_type).into_iter().any(has_run_end)
 }
 
 /// For the child of a fixed-size list whose bitmap holds more nulls than its node
@@ -241,71 +252,42 @@ fn is_short_union(layout: &Layout<'_>) -> bool {
     ) && layout.children.iter().any(|c| c.len < layout.len)
 }
 
-/// Builds columns from repaired metadata.
+/// Decodes columns from repaired metadata.
 struct Decoder<'a> {
     body: &'a Buffer,
     parts: &'a Parts,
     dictionaries: &'a HashMap<i64, ArrayRef>,
     version: MetadataVersion,
-    slots: Slots,
 }
 
 impl Decoder<'_> {
-    /// A field's data. A field with no short sparse union inside is decoded alone by
-    /// arrow-ipc, with full validation; one with a union's short child is built here from
-    /// its children, with the short children padded.
-    fn decode(&self, layout: &Layout<'_>) -> Result<ArrayData> {
-        if !flatten(std::slice::from_ref(layout))
-            .into_iter()
-            .any(|l| is_short_union(l))
-        {
-            return self.decode_alone(layout);
+    /// A sparse union column built from its children, each decoded alone and the short
+    /// ones padded; the union's validation follows.
+    fn union(&self, union: &Layout<'_>, slots: Slots) -> Result<ArrayData> {
+        let mut children = Vec::with_capacity(union.children.len());
+        for child in &union.children {
+            let data = self.decode(child)?;
+            children.push(match data.len() < union.len {
+                true => pad(&data, union.len)?,
+                false => data,
+            });
         }
-        let mut children = layout
-            .children
-            .iter()
-            .map(|c| self.decode(c))
-            .collect::<Result<Vec<_>>>()?;
-        let own = layout
-            .own
-            .clone()
-            .map(|index| {
-                let buffer = &self.parts.buffers[index];
-                let len = buffer_bytes(self.body, index, buffer)?.len();
-                // In the body, as `buffer_bytes` checked.
-                Ok(self.body.slice_with_length(buffer.offset() as usize, len))
-            })
-            .collect::<Result<Vec<Buffer>>>()?;
-        let data_type = layout.field.data_type();
-        let builder = ArrayDataBuilder::new(data_type.clone()).len(layout.len);
-        let builder = match data_type {
-            DataType::Union(_, mode) => {
-                if *mode == UnionMode::Sparse {
-                    for child in children.iter_mut().filter(|c| c.len() < layout.len) {
-                        *child = pad(child, layout.len)?;
-                    }
-                }
-                let skip = usize::from(self.slots.union_validity);
-                builder.buffers(own.into_iter().skip(skip).collect())
-            }
-            DataType::RunEndEncoded(..) => builder,
-            _ => {
-                let nulls = self.parts.nodes[layout.node].null_count();
-                let mut own = own.into_iter();
-                let bitmap = own.next().filter(|_| nulls > 0);
-                builder
-                    .null_count(usize::try_from(nulls).unwrap_or(usize::MAX))
-                    .null_bit_buffer(bitmap)
-                    .buffers(own.collect())
-            }
-        };
-        Ok(builder.child_data(children).build()?)
+        let index = union.own.start + usize::from(slots.union_validity);
+        let buffer = &self.parts.buffers[index];
+        let len = buffer_bytes(self.body, index, buffer)?.len();
+        // In the body, as `buffer_bytes` checked.
+        let type_ids = self.body.slice_with_length(buffer.offset() as usize, len);
+        let union = ArrayDataBuilder::new(union.field.data_type().clone())
+            .len(union.len)
+            .add_buffer(type_ids)
+            .child_data(children);
+        Ok(union.build()?)
     }
 
-    /// Decodes one field's nodes and buffers as a batch of its own.
-    fn decode_alone(&self, layout: &Layout<'_>) -> Result<ArrayData> {
+    /// Decodes one field's nodes and buffers as a batch of its own, with full validation.
+    fn decode(&self, layout: &Layout<'_>) -> Result<ArrayData> {
         let metadata = self.parts.build(layout.len as i64, &layout.span);
-        // A child may hold nulls that its parent's field does not allow at the top level.
+        // A union's child may hold nulls that its field does not allow at the top level.
         let field = layout.field.clone().with_nullable(true);
         let schema = Arc::new(Schema::new(vec![field]));
         let decoded = RecordBatchDecoder::try_new(
