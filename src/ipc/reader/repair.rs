@@ -15,17 +15,18 @@
 //!   bitmap instead, if the difference fits in the values outside the valid lists.
 //!
 //! The last two run only after full validation refused a batch, so valid batches pay
-//! nothing, and what they repair goes through full validation again. Dictionary batches
+//! nothing, and what they repair is validated as arrow-ipc validates it: the columns and
+//! union children fully, each decoded by arrow-ipc, then the union around the padded
+//! children by `UnionArray::try_new`. Dictionary batches
 //! are read by the same `read_batch`, so their values are repaired the same way.
 
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use arrow_array::{make_array, ArrayRef, RecordBatch, RecordBatchOptions};
+use arrow_array::{make_array, Array, ArrayRef, RecordBatch, RecordBatchOptions, UnionArray};
 use arrow_buffer::bit_chunk_iterator::UnalignedBitChunk;
 use arrow_buffer::Buffer;
 use arrow_data::transform::MutableArrayData;
-use arrow_data::{ArrayData, ArrayDataBuilder};
 use arrow_ipc::reader::RecordBatchDecoder;
 use arrow_ipc::{FieldNode, MetadataVersion};
 use arrow_schema::{DataType, Field, Schema, SchemaRef, UnionMode};
@@ -132,13 +133,10 @@ pub(super) fn repair(
     };
     let mut columns = Vec::with_capacity(layouts.len());
     for column in &layouts {
-        let data = if is_short_union(column) {
-            decoder.union(column, slots)?
-        } else {
-            decoder.decode(column)?
-        };
-        data.validate_full()?;
-        columns.push(make_array(data));
+        columns.push(match is_short_union(column) {
+            true => decoder.union(column, slots)?,
+            false => decoder.decode(column)?,
+        });
     }
     let rows = usize::try_from(batch.length()).unwrap_or(usize::MAX);
     let options = RecordBatchOptions::new().with_row_count(Some(rows));
@@ -261,31 +259,35 @@ struct Decoder<'a> {
 }
 
 impl Decoder<'_> {
-    /// A sparse union column built from its children, each decoded alone and the short
-    /// ones padded; the union's validation follows.
-    fn union(&self, union: &Layout<'_>, slots: Slots) -> Result<ArrayData> {
+    /// A sparse union column from its children, each decoded alone and the short ones
+    /// padded, validated as arrow-ipc validates a union.
+    fn union(&self, union: &Layout<'_>, slots: Slots) -> Result<ArrayRef> {
+        let DataType::Union(fields, _) = union.field.data_type() else {
+            return Err(QuiverError::Internal("expected a union".into()));
+        };
         let mut children = Vec::with_capacity(union.children.len());
         for child in &union.children {
-            let data = self.decode(child)?;
-            children.push(match data.len() < union.len {
-                true => pad(&data, union.len)?,
-                false => data,
+            let array = self.decode(child)?;
+            children.push(match array.len() < union.len {
+                true => pad(&array, union.len)?,
+                false => array,
             });
         }
         let index = union.own.start + usize::from(slots.union_validity);
         let buffer = &self.parts.buffers[index];
-        let len = buffer_bytes(self.body, index, buffer)?.len();
-        // In the body, as `buffer_bytes` checked.
-        let type_ids = self.body.slice_with_length(buffer.offset() as usize, len);
-        let union = ArrayDataBuilder::new(union.field.data_type().clone())
-            .len(union.len)
-            .add_buffer(type_ids)
-            .child_data(children);
-        Ok(union.build()?)
+        // The prechecks kept the type ids at least as long as the union.
+        if buffer_bytes(self.body, index, buffer)?.len() < union.len {
+            return Err(QuiverError::Internal("union type ids too short".into()));
+        }
+        let type_ids = self
+            .body
+            .slice_with_length(buffer.offset() as usize, union.len);
+        let union = UnionArray::try_new(fields.clone(), type_ids.into(), None, children)?;
+        Ok(Arc::new(union))
     }
 
     /// Decodes one field's nodes and buffers as a batch of its own, with full validation.
-    fn decode(&self, layout: &Layout<'_>) -> Result<ArrayData> {
+    fn decode(&self, layout: &Layout<'_>) -> Result<ArrayRef> {
         let metadata = self.parts.build(layout.len as i64, &layout.span);
         // A union's child may hold nulls that its field does not allow at the top level.
         let field = layout.field.clone().with_nullable(true);
@@ -299,14 +301,15 @@ impl Decoder<'_> {
         )?
         .with_require_alignment(false)
         .read_record_batch()?;
-        Ok(decoded.column(0).to_data())
+        Ok(decoded.column(0).clone())
     }
 }
 
 /// `child` followed by nulls up to `len` values, in new buffers.
-fn pad(child: &ArrayData, len: usize) -> Result<ArrayData> {
-    let mut padded = MutableArrayData::try_new(vec![child], true, len)?;
+fn pad(child: &ArrayRef, len: usize) -> Result<ArrayRef> {
+    let child = child.to_data();
+    let mut padded = MutableArrayData::try_new(vec![&child], true, len)?;
     padded.try_extend(0, 0, child.len())?;
     padded.try_extend_nulls(len - child.len())?;
-    Ok(padded.freeze())
+    Ok(make_array(padded.freeze()))
 }
