@@ -1,4 +1,4 @@
-import type { ArrowFile, ReaderOptions, RecordBatch, Table, WriterOptions } from './quiver.cjs';
+import type { ArrowFile, ReaderOptions, RecordBatch, Row, Table, WriterOptions } from './quiver.cjs';
 
 export * from './quiver.cjs';
 

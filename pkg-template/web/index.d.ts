@@ -1,4 +1,4 @@
-import type { ArrowFile, ReaderOptions, RecordBatch, Table, WriterOptions } from './quiver.js';
+import type { ArrowFile, ReaderOptions, RecordBatch, Row, Table, WriterOptions } from './quiver.js';
 
 export * from './quiver.js';
 export { default } from './quiver.js';

@@ -138,7 +138,10 @@ interface AsyncIterableReader<Batch> {
  * using table = await tableFromIPCAsync(await fetch('/data.arrows'));
  * ```
  */
-export function tableFromIPCAsync(source: ByteSource, options?: SourceOptions): Promise<Table>;
+export function tableFromIPCAsync<T extends Row = Row>(
+  source: ByteSource,
+  options?: SourceOptions,
+): Promise<Table<T>>;
 
 interface StreamWriterTransformStream<Batch, Options> {
   /**

@@ -229,6 +229,38 @@ export function columns(table: Table): number {
   return total + copied.numRows + viaFunction.numRows + table.toArray().length + table.numColumns;
 }
 
+// Typed rows: Table<T> and RecordBatch<T> over the caller's row type. Each ts-
+// expect-error line below fails the compile if the types stop catching its mistake.
+type Trade = { id: bigint; symbol: string | null; price: number };
+
+export async function typedRows(bytes: Uint8Array, response: Response, untyped: Table): Promise<number> {
+  using trades = tableFromIPC<Trade>(bytes);
+  const ids: ChunkedColumn<bigint> = trades.getChild('id');
+  const id: bigint | null = ids.get(0);
+  const symbols: (string | null)[] = trades.getChild('symbol').toArray();
+  const rows: Trade[] = trades.toArray();
+  const first: Trade | undefined = trades.batches[0]?.toArray()[0];
+  const prices: Column<number> | undefined = trades.batches[0]?.column('price');
+  const price: number | null | undefined = prices?.get(0);
+  for (const value of ids) if (value !== null) console.log(value + 1n);
+  // @ts-expect-error: not a column of Trade.
+  trades.getChild('volume');
+  // @ts-expect-error: ids are bigint, not number.
+  const wrong: number | null = ids.get(0);
+  // @ts-expect-error: options may change the value's type, so it is unknown.
+  const converted: bigint | null = ids.get(0, { useBigInt: false });
+  // By index, and with options, the column is untyped.
+  const byIndex: ChunkedColumn = trades.getChild(0);
+  const loose: Record<string, unknown>[] = trades.toArray({ useDate: true });
+  using fetched = await tableFromIPCAsync<Trade>(response);
+  const fetchedRows: Trade[] = fetched.toArray();
+  // A table from elsewhere is typed with a cast.
+  const cast = untyped as Table<Trade>;
+  const castIds: ChunkedColumn<bigint> = cast.getChild('id');
+  console.log(id, symbols, first, price, wrong, converted, byIndex, loose, castIds);
+  return rows.length + fetchedRows.length;
+}
+
 // Data built in JavaScript: fromArrowJS and batchFromColumns.
 import { batchFromColumns, fromArrowJS, importStats, type ImportStats } from 'quiver-arrow';
 
