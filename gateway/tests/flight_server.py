@@ -18,6 +18,12 @@ Tickets (UTF-8):
                                 sends its traceback in the status message
   slow:<tag>                    small batches 50 ms apart until cancelled; prints
                                 "CANCELLED <tag>" when context.is_cancelled() turns true
+  paced:<tag>:<ms>:<part>:<rows>:<batches>
+                                the batches of data:<part>:<rows>:<batches>, <ms> apart;
+                                prints "PACED START <ticket> <t>" before the first and
+                                "PACED END <ticket> <t>" after the last, t in seconds of
+                                time.monotonic() (CLOCK_MONOTONIC, one clock for every
+                                process of the machine)
   hold:<tag>                    one small batch, then nothing until cancelled; prints
                                 "CANCELLED <tag>" then (waiting inside the generator, so
                                 the cancellation is always seen there)
@@ -29,7 +35,8 @@ Tickets (UTF-8):
 ListFlights answers the ["parts"] flight; GetSchema the data schema; ListActions "dump".
 DoAction "headers" returns the call's request headers as a JSON object of lists.
 GetFlightInfo on path ["parts"] answers part 0 here and part 1 at each --peer; on
-["forbidden", <uri>] it answers one endpoint at <uri>. DoAction "dump" returns the
+["forbidden", <uri>] it answers one endpoint at <uri>; on ["endpoints", <json>] the endpoints
+the JSON list of {"ticket": <text>, "locations": [<uri>, ...]} names. DoAction "dump" returns the
 uncompressed IPC stream of the ticket in its body, the reference the tests compare with.
 """
 
@@ -147,6 +154,8 @@ class Server(flight.FlightServerBase):
         if kind == "data":
             part, rows, count = (int(x) for x in rest.split(":"))
             return SCHEMA, (make_batch(part, i, rows) for i in range(count))
+        if kind == "paced":
+            return self.batches("data:" + rest.split(":", 2)[2])
         if kind == "big":
             ids = pa.array(range(1_500_000), pa.int64())
             big = pa.record_batch([ids], names=["id"])
@@ -169,6 +178,8 @@ class Server(flight.FlightServerBase):
             return flight.GeneratorStream(SCHEMA, self.slow(context, rest), options=self.options)
         if kind == "hold":
             return flight.GeneratorStream(SCHEMA, self.hold(context, rest), options=self.options)
+        if kind == "paced":
+            return flight.GeneratorStream(SCHEMA, self.paced(text), options=self.options)
         schema, batches = self.batches(text)
         return flight.GeneratorStream(schema, batches, options=self.options)
 
@@ -195,6 +206,16 @@ class Server(flight.FlightServerBase):
             time.sleep(0.05)
         print(f"CANCELLED {tag}", flush=True)
 
+    def paced(self, ticket):
+        pause = int(ticket.split(":")[2]) / 1000
+        _, batches = self.batches(ticket)
+        print(f"PACED START {ticket} {time.monotonic()}", flush=True)
+        for i, batch in enumerate(batches):
+            if i:
+                time.sleep(pause)
+            yield batch
+        print(f"PACED END {ticket} {time.monotonic()}", flush=True)
+
     def get_flight_info(self, context, descriptor):
         path = [p.decode() for p in descriptor.path]
         if path == ["parts"]:
@@ -205,6 +226,11 @@ class Server(flight.FlightServerBase):
             ]
         elif len(path) == 2 and path[0] == "forbidden":
             endpoints = [flight.FlightEndpoint(b"data:0:10:1", [path[1]])]
+        elif len(path) == 2 and path[0] == "endpoints":
+            endpoints = [
+                flight.FlightEndpoint(e["ticket"].encode(), e["locations"])
+                for e in json.loads(path[1])
+            ]
         else:
             raise flight.FlightServerError(f"unknown path {path}")
         return flight.FlightInfo(SCHEMA, descriptor, endpoints, -1, -1)

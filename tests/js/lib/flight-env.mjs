@@ -1,9 +1,11 @@
 // Starts the real processes the Flight client tests and benchmark talk to, all on
 // 127.0.0.1 with ephemeral ports: pyarrow Flight servers (gateway/tests/flight_server.py,
 // bench/flight_upstream.py)
-// and quiver-gateway binaries (built with cargo first). Used by tests/js/flight.test.js,
-// tests/browser/run.mjs and bench/browser.mjs. Everything is killed by stop(), and on exit.
+// and quiver-gateway binaries (built with cargo first), and listeners that count the
+// connections made to them. Used by tests/js/flight*.test.js, tests/browser/run.mjs and
+// bench/browser.mjs. Everything is killed by stop(), and on exit.
 import { spawn, execFileSync } from 'node:child_process';
+import { createServer } from 'node:net';
 import { createInterface } from 'node:readline';
 import { dirname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -69,8 +71,35 @@ export async function pythonServer(args, { script = 'gateway/tests/flight_server
     pid: p.child.pid,
     /** Whether the server printed `line` within `ms`. */
     saw: async (text, ms) => (await p.waitFor(new RegExp(`^${text}$`), ms)) !== null,
+    /** The first line the server printed matching `pattern` within `ms`, or null. */
+    line: p.waitFor,
     stop: p.stop,
   };
+}
+
+/**
+ * A TCP listener on 127.0.0.1 that closes each connection as it accepts it, as a server
+ * going down does, and counts them: `dials()`. Resolves with its `grpc://` location.
+ */
+export async function countingListener() {
+  let dials = 0;
+  const server = createServer((socket) => {
+    dials++;
+    socket.destroy();
+  });
+  await new Promise((done, fail) => server.once('error', fail).listen(0, '127.0.0.1', done));
+  return {
+    location: `grpc://127.0.0.1:${server.address().port}`,
+    dials: () => dials,
+    stop: () => new Promise((done) => server.close(() => done())),
+  };
+}
+
+/** A `grpc://` location on 127.0.0.1 where nothing listens: a port just freed. */
+export async function deadLocation() {
+  const listener = await countingListener();
+  await listener.stop();
+  return listener.location;
 }
 
 /** Builds quiver-gateway (a no-op when it is fresh) and returns the binary's path. */
