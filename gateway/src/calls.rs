@@ -1,12 +1,19 @@
 //! The Flight calls whose results travel as JSON: Handshake, ListFlights, GetFlightInfo,
-//! PollFlightInfo, GetSchema, DoAction and ListActions. Flight SQL's `sql.` actions go
+//! PollFlightInfo, GetSchema, DoAction, ListActions and the RenewFlightEndpoint action,
+//! whose protobuf request and result are encoded here. Flight SQL's `sql.` actions go
 //! through [`SqlAction`].
 
-use arrow_flight::{Action, Criteria, Empty, HandshakeRequest};
+use arrow_flight::{
+    Action, Criteria, Empty, FlightEndpoint, HandshakeRequest, RenewFlightEndpointRequest,
+};
+use prost::Message;
 use quiver::flight::control::{ClientMessage, ServerMessage};
 use tonic::Status;
 
-use crate::convert::{descriptor_to_proto, encapsulated, info_from_proto, poll_from_proto};
+use crate::convert::{
+    decode, descriptor_to_proto, encapsulated, endpoint_from_proto, endpoint_to_proto,
+    info_from_proto, poll_from_proto,
+};
 use crate::out::Out;
 use crate::sql::action::{SqlAction, ACTION_PREFIX};
 use crate::upstream::{request, CallMetadata, Client};
@@ -62,15 +69,26 @@ pub(crate) async fn run(
         }
         ClientMessage::PollFlightInfo { stream, descriptor } => {
             let req = request(descriptor_to_proto(descriptor)?, metadata)?;
-            let mut poll =
-                poll_from_proto(stream, client.poll_flight_info(req).await?.into_inner());
-            if let ServerMessage::PollInfo {
-                info: Some(info), ..
-            } = &mut poll
-            {
-                info.schema = encapsulated(std::mem::take(&mut info.schema));
+            let poll = client.poll_flight_info(req).await?.into_inner();
+            send(poll_from_proto(stream, poll)?).await?;
+        }
+        ClientMessage::RenewFlightEndpoint { stream, endpoint } => {
+            let body = RenewFlightEndpointRequest {
+                endpoint: Some(endpoint_to_proto(endpoint)),
+            };
+            let action = Action::new("RenewFlightEndpoint", body.encode_to_vec());
+            let mut results = client
+                .do_action(request(action, metadata)?)
+                .await?
+                .into_inner();
+            while let Some(r) = results.message().await? {
+                let renewed = decode::<FlightEndpoint>(&r.body, "a FlightEndpoint")?;
+                send(ServerMessage::Endpoint {
+                    stream,
+                    endpoint: endpoint_from_proto(renewed),
+                })
+                .await?;
             }
-            send(poll).await?;
         }
         ClientMessage::GetSchema { stream, descriptor } => {
             let req = request(descriptor_to_proto(descriptor)?, metadata)?;

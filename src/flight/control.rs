@@ -119,6 +119,11 @@ pub enum ClientMessage {
         stream: u32,
         descriptor: Descriptor,
     },
+    /// The `RenewFlightEndpoint` action, whose protobuf the gateway encodes.
+    RenewFlightEndpoint {
+        stream: u32,
+        endpoint: Endpoint,
+    },
     GetSchema {
         stream: u32,
         descriptor: Descriptor,
@@ -203,6 +208,11 @@ pub enum ServerMessage {
         #[serde(skip_serializing_if = "Option::is_none")]
         expiration_time_ms: Option<i64>,
     },
+    /// A RenewFlightEndpoint result: the endpoint the server renewed.
+    Endpoint {
+        stream: u32,
+        endpoint: Endpoint,
+    },
     /// A GetSchema result: an encapsulated IPC schema message.
     Schema {
         stream: u32,
@@ -266,6 +276,7 @@ impl ClientMessage {
             | ListFlights { stream, .. }
             | GetFlightInfo { stream, .. }
             | PollFlightInfo { stream, .. }
+            | RenewFlightEndpoint { stream, .. }
             | GetSchema { stream, .. }
             | DoGet { stream, .. }
             | DoPut { stream, .. }
@@ -287,6 +298,7 @@ impl ClientMessage {
             | ListFlights { stream, .. }
             | GetFlightInfo { stream, .. }
             | PollFlightInfo { stream, .. }
+            | RenewFlightEndpoint { stream, .. }
             | GetSchema { stream, .. }
             | DoGet { stream, .. }
             | DoPut { stream, .. }
@@ -333,6 +345,10 @@ impl ServerMessage {
                 descriptor: f.take_or_default("descriptor")?,
                 progress: f.take_or_default("progress")?,
                 expiration_time_ms: f.take_or_default("expirationTimeMs")?,
+            },
+            "endpoint" => M::Endpoint {
+                stream: f.take("stream")?,
+                endpoint: f.take("endpoint")?,
             },
             "schema" => M::Schema {
                 stream: f.take("stream")?,
@@ -381,6 +397,28 @@ impl ServerMessage {
     }
 }
 
+/// Why a PollInfo breaks Flight.proto, if it does: a progress, when known, must be from 0
+/// to 1, and a complete query (no retry descriptor) must give its FlightInfo. The gateway
+/// holds its server's PollInfo to this (a NaN would cross JSON as `null`), and the client
+/// the gateway's `pollInfo`.
+pub fn check_poll_info(
+    info: Option<&FlightInfo>,
+    descriptor: Option<&Descriptor>,
+    progress: Option<f64>,
+) -> std::result::Result<(), String> {
+    if let Some(p) = progress.filter(|p| !(0.0..=1.0).contains(p)) {
+        return Err(format!(
+            "progress must be from 0 to 1 when known, found {p}"
+        ));
+    }
+    if info.is_none() && descriptor.is_none() {
+        let reason = "a complete query (no retry descriptor) must give its FlightInfo, \
+                      found neither";
+        return Err(reason.into());
+    }
+    Ok(())
+}
+
 /// The name of a gRPC/Flight status code, as carried in `status.name`.
 pub fn code_name(code: i32) -> &'static str {
     const NAMES: [&str; 17] = [
@@ -414,6 +452,7 @@ const SERVER_TYPES: &[&str] = &[
     "hello",
     "flightInfo",
     "pollInfo",
+    "endpoint",
     "schema",
     "handshake",
     "result",
@@ -491,6 +530,15 @@ mod tests {
             },
             ClientMessage::Cancel { stream: 3 },
             ClientMessage::End { stream: 5 },
+            ClientMessage::RenewFlightEndpoint {
+                stream: 7,
+                endpoint: Endpoint {
+                    ticket: b"t".to_vec(),
+                    locations: vec!["grpc://h:1".into()],
+                    expiration_time_ms: Some(-1),
+                    app_metadata: vec![1],
+                },
+            },
         ];
         for m in msgs {
             let json = m.to_json()?;
@@ -644,6 +692,15 @@ mod tests {
                 progress: None,
                 expiration_time_ms: None,
             },
+            ServerMessage::Endpoint {
+                stream: 2,
+                endpoint: Endpoint {
+                    ticket: vec![3],
+                    locations: vec![],
+                    expiration_time_ms: None,
+                    app_metadata: vec![],
+                },
+            },
             ServerMessage::Schema {
                 stream: 3,
                 schema: vec![0, 255],
@@ -749,8 +806,8 @@ mod tests {
             (
                 r#"{"type":"hullo"}"#,
                 "unknown variant `hullo`, expected one of `hello`, `flightInfo`, `pollInfo`, \
-                 `schema`, `handshake`, `result`, `actionType`, `putResult`, `credit`, \
-                 `status`, `error`",
+                 `endpoint`, `schema`, `handshake`, `result`, `actionType`, `putResult`, \
+                 `credit`, `status`, `error`",
             ),
             (r#"{"type":"credit","stream":1}"#, "missing field `bytes`"),
             (
@@ -793,6 +850,44 @@ mod tests {
                 "{text}"
             );
         }
+    }
+
+    #[test]
+    fn poll_info_rules() {
+        let info = FlightInfo {
+            schema: vec![],
+            descriptor: None,
+            endpoints: vec![],
+            total_records: -1,
+            total_bytes: -1,
+            ordered: false,
+            app_metadata: vec![],
+        };
+        let retry = Descriptor::Cmd(vec![1]);
+        let check = |info, descriptor, progress| check_poll_info(info, descriptor, progress);
+        assert_eq!(check(Some(&info), None, Some(1.0)), Ok(()));
+        assert_eq!(check(None, Some(&retry), Some(0.0)), Ok(()));
+        assert_eq!(check(Some(&info), Some(&retry), None), Ok(()));
+        for (p, shown) in [
+            (1.5, "1.5"),
+            (-0.1, "-0.1"),
+            (f64::NAN, "NaN"),
+            (f64::INFINITY, "inf"),
+        ] {
+            assert_eq!(
+                check(Some(&info), Some(&retry), Some(p)),
+                Err(format!(
+                    "progress must be from 0 to 1 when known, found {shown}"
+                ))
+            );
+        }
+        assert_eq!(
+            check(None, None, Some(1.0)),
+            Err(
+                "a complete query (no retry descriptor) must give its FlightInfo, found neither"
+                    .into()
+            )
+        );
     }
 
     #[test]

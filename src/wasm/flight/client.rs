@@ -5,18 +5,19 @@ use std::rc::Rc;
 use js_sys::{Promise, Uint8Array};
 use wasm_bindgen::prelude::*;
 use wasm_bindgen_futures::future_to_promise;
+use web_sys::AbortSignal;
 
-use super::super::error::WasmResult;
+use super::abort::AbortWatch;
 use super::call::CallKind;
-use super::conn::{close, run, Conn, Owner, Params};
+use super::conn::{close, run, with_client, Conn, Owner, Params};
 use super::deferred::Deferred;
-use super::error::{js_message, to_js};
+use super::error::{js_message, to_js, InputResult};
 use super::fetch::fetch_all;
 use super::get::{open_get, FlightStream};
-use super::info::{descriptor_from_js, endpoints_from_js, ticket_from_js};
+use super::info::{descriptor_from_js, endpoint_from_js, endpoints_from_js, ticket_from_js};
 use super::options::{
-    connect_options, fetch_options, get_options, ConnectOptionsJs, DoGetOptionsJs,
-    FetchAllOptionsJs,
+    call_signal, connect_options, fetch_options, get_options, CallOptionsJs, ConnectOptionsJs,
+    DoGetOptionsJs, FetchAllOptionsJs,
 };
 use super::put::PutStream;
 use crate::flight::client::status::{CANCELLED, INVALID_ARGUMENT};
@@ -52,24 +53,39 @@ pub struct FlightClient {
 
 impl FlightClient {
     /// A call answered by control messages and a status; the client numbers `request`.
-    fn call(&self, kind: CallKind, request: ClientMessage) -> Promise {
+    /// `signal` aborting cancels it.
+    fn call(&self, kind: CallKind, request: ClientMessage, signal: Option<AbortSignal>) -> Promise {
         let (promise, done) = Deferred::new();
         let conn = &self.owner.conn;
         let opened = conn.borrow_mut().client.call(request);
-        match opened {
-            Ok(id) => conn
-                .borrow_mut()
-                .register_call(id, kind, done, Rc::clone(&self.owner)),
-            Err(failure) => done.reject(&failure),
-        }
+        let id = match opened {
+            Ok(id) => id,
+            Err(failure) => {
+                done.reject(&failure);
+                return promise;
+            }
+        };
+        conn.borrow_mut()
+            .register_call(id, kind, done, Rc::clone(&self.owner));
         run(conn);
+        // Watched once registered, as a DoGet is (`open_get`).
+        let weak = Rc::downgrade(conn);
+        let abort = signal.and_then(|signal| {
+            AbortWatch::new(signal, move || {
+                if let Some(conn) = weak.upgrade() {
+                    with_client(&conn, |c| c.cancel(id));
+                }
+            })
+        });
+        if let Some(abort) = abort {
+            conn.borrow_mut().watch(id, abort);
+        }
         promise
     }
 }
 
-fn invalid(e: JsError) -> JsValue {
-    let message = JsValue::from(e);
-    to_js(&Failure::new(INVALID_ARGUMENT, js_message(&message)))
+fn invalid(e: JsValue) -> JsValue {
+    to_js(&Failure::new(INVALID_ARGUMENT, js_message(&e)))
 }
 
 #[wasm_bindgen]
@@ -110,6 +126,7 @@ impl FlightClient {
         self.call(
             CallKind::Handshake,
             ClientMessage::Handshake { stream: 0, payload },
+            None,
         )
     }
 
@@ -127,6 +144,7 @@ impl FlightClient {
                 stream: 0,
                 criteria,
             },
+            None,
         )
     }
 
@@ -139,7 +157,7 @@ impl FlightClient {
     pub fn get_flight_info(
         &self,
         #[wasm_bindgen(unchecked_param_type = "FlightDescriptor")] descriptor: JsValue,
-    ) -> WasmResult<Promise> {
+    ) -> InputResult<Promise> {
         let descriptor = descriptor_from_js(&descriptor)?;
         Ok(self.call(
             CallKind::FlightInfo,
@@ -147,7 +165,63 @@ impl FlightClient {
                 stream: 0,
                 descriptor,
             },
+            None,
         ))
+    }
+
+    /// Starts or polls a long-running query (PollFlightInfo): where it stands, as a
+    /// `PollInfo`. Poll its `descriptor` again until it is absent; `info` then holds every
+    /// endpoint, and its endpoints so far can be read before. A server may wait for news
+    /// before it answers a poll; aborting `signal` rejects with `CANCELLED` and cancels
+    /// the upstream call. A descriptor of the wrong shape throws a `TypeError`.
+    ///
+    /// ```js
+    /// let poll = await client.pollFlightInfo({ cmd: 'SELECT ...' });
+    /// while (poll.descriptor) {
+    ///   show(poll.progress);
+    ///   poll = await client.pollFlightInfo(poll.descriptor, { signal });
+    /// }
+    /// using table = await client.fetchAll(poll.info);
+    /// ```
+    #[wasm_bindgen(js_name = pollFlightInfo, unchecked_return_type = "Promise<PollInfo>")]
+    pub fn poll_flight_info(
+        &self,
+        #[wasm_bindgen(unchecked_param_type = "FlightDescriptor")] descriptor: JsValue,
+        options: Option<CallOptionsJs>,
+    ) -> InputResult<Promise> {
+        let descriptor = descriptor_from_js(&descriptor)?;
+        let signal = call_signal(&options.map(JsValue::from).unwrap_or(JsValue::UNDEFINED))?;
+        let request = ClientMessage::PollFlightInfo {
+            stream: 0,
+            descriptor,
+        };
+        Ok(self.call(CallKind::Poll, request, signal))
+    }
+
+    /// Asks the server to keep an endpoint readable for longer (the RenewFlightEndpoint
+    /// action); resolves with the endpoint the server answers, with its new
+    /// `expirationTimeMs`. The endpoint goes as it is, with its `appMetadata`; an endpoint
+    /// of the wrong shape throws a `TypeError`.
+    ///
+    /// ```js
+    /// const renewed = await client.renewFlightEndpoint(info.endpoints[0]);
+    /// ```
+    #[wasm_bindgen(
+        js_name = renewFlightEndpoint,
+        unchecked_return_type = "Promise<FlightEndpoint>"
+    )]
+    pub fn renew_flight_endpoint(
+        &self,
+        #[wasm_bindgen(unchecked_param_type = "FlightEndpoint")] endpoint: JsValue,
+        options: Option<CallOptionsJs>,
+    ) -> InputResult<Promise> {
+        let endpoint = endpoint_from_js(&endpoint)?;
+        let signal = call_signal(&options.map(JsValue::from).unwrap_or(JsValue::UNDEFINED))?;
+        let request = ClientMessage::RenewFlightEndpoint {
+            stream: 0,
+            endpoint,
+        };
+        Ok(self.call(CallKind::Renew, request, signal))
     }
 
     /// The schema of a descriptor, decoded.
@@ -155,7 +229,7 @@ impl FlightClient {
     pub fn get_schema(
         &self,
         #[wasm_bindgen(unchecked_param_type = "FlightDescriptor")] descriptor: JsValue,
-    ) -> WasmResult<Promise> {
+    ) -> InputResult<Promise> {
         let descriptor = descriptor_from_js(&descriptor)?;
         Ok(self.call(
             CallKind::Schema,
@@ -163,6 +237,7 @@ impl FlightClient {
                 stream: 0,
                 descriptor,
             },
+            None,
         ))
     }
 
@@ -183,7 +258,7 @@ impl FlightClient {
         &self,
         #[wasm_bindgen(unchecked_param_type = "Ticket")] ticket: JsValue,
         options: Option<DoGetOptionsJs>,
-    ) -> WasmResult<FlightStream> {
+    ) -> InputResult<FlightStream> {
         let options = get_options(&options.map(JsValue::from).unwrap_or(JsValue::UNDEFINED))?;
         let (ticket, endpoint_locations) = ticket_from_js(&ticket)?;
         let locations = options.location.map_or(endpoint_locations, |l| vec![l]);
@@ -211,7 +286,7 @@ impl FlightClient {
         &self,
         #[wasm_bindgen(unchecked_param_type = "FlightInfo")] info: JsValue,
         options: Option<FetchAllOptionsJs>,
-    ) -> WasmResult<Promise> {
+    ) -> InputResult<Promise> {
         let options = fetch_options(&options.map(JsValue::from).unwrap_or(JsValue::UNDEFINED))?;
         let (endpoints, raw_schema) = endpoints_from_js(&info)?;
         let owner = Rc::clone(&self.owner);
@@ -225,7 +300,7 @@ impl FlightClient {
     pub fn start_put(
         &self,
         #[wasm_bindgen(unchecked_param_type = "FlightDescriptor")] descriptor: JsValue,
-    ) -> WasmResult<PutStream> {
+    ) -> InputResult<PutStream> {
         let descriptor = descriptor_from_js(&descriptor)?;
         Ok(PutStream::open(Rc::clone(&self.owner), descriptor))
     }
@@ -245,6 +320,7 @@ impl FlightClient {
                 action,
                 body,
             },
+            None,
         )
     }
 
@@ -257,6 +333,7 @@ impl FlightClient {
         self.call(
             CallKind::ListActions,
             ClientMessage::ListActions { stream: 0 },
+            None,
         )
     }
 
