@@ -1,19 +1,13 @@
 //! The Flight calls whose results travel as JSON: Handshake, ListFlights, GetFlightInfo,
-//! PollFlightInfo, GetSchema, DoAction, ListActions and the RenewFlightEndpoint action,
-//! whose protobuf request and result are encoded here. Flight SQL's `sql.` actions go
+//! PollFlightInfo, GetSchema, DoAction and ListActions. The `sql.` actions, whose
+//! protobuf the gateway encodes (Flight SQL's, CancelFlightInfo, RenewFlightEndpoint), go
 //! through [`SqlAction`].
 
-use arrow_flight::{
-    Action, Criteria, Empty, FlightEndpoint, HandshakeRequest, RenewFlightEndpointRequest,
-};
-use prost::Message;
+use arrow_flight::{Action, Criteria, Empty, HandshakeRequest};
 use quiver::flight::control::{ClientMessage, ServerMessage};
 use tonic::Status;
 
-use crate::convert::{
-    decode, descriptor_to_proto, encapsulated, endpoint_from_proto, endpoint_to_proto,
-    info_from_proto, poll_from_proto,
-};
+use crate::convert::{descriptor_to_proto, encapsulated, info_from_proto, poll_from_proto};
 use crate::out::Out;
 use crate::sql::action::{SqlAction, ACTION_PREFIX};
 use crate::upstream::{request, CallMetadata, Client};
@@ -71,24 +65,6 @@ pub(crate) async fn run(
             let req = request(descriptor_to_proto(descriptor)?, metadata)?;
             let poll = client.poll_flight_info(req).await?.into_inner();
             send(poll_from_proto(stream, poll)?).await?;
-        }
-        ClientMessage::RenewFlightEndpoint { stream, endpoint } => {
-            let body = RenewFlightEndpointRequest {
-                endpoint: Some(endpoint_to_proto(endpoint)),
-            };
-            let action = Action::new("RenewFlightEndpoint", body.encode_to_vec());
-            let mut results = client
-                .do_action(request(action, metadata)?)
-                .await?
-                .into_inner();
-            while let Some(r) = results.message().await? {
-                let renewed = decode::<FlightEndpoint>(&r.body, "a FlightEndpoint")?;
-                send(ServerMessage::Endpoint {
-                    stream,
-                    endpoint: endpoint_from_proto(renewed),
-                })
-                .await?;
-            }
         }
         ClientMessage::GetSchema { stream, descriptor } => {
             let req = request(descriptor_to_proto(descriptor)?, metadata)?;

@@ -1,4 +1,4 @@
-//! PollFlightInfo and RenewFlightEndpoint through the gateway, against an in-process
+//! PollFlightInfo and RenewFlightEndpoint (`sql.renewFlightEndpoint`) through the gateway, against an in-process
 //! arrow-flight server whose answers each test picks: a query that completes after a
 //! few polls, PollInfos that break Flight.proto, and renewed endpoints. (pyarrow 21's
 //! FlightServerBase has no PollFlightInfo.)
@@ -257,6 +257,26 @@ async fn a_poll_info_that_breaks_flight_proto_fails_the_call() {
     assert_eq!((code, message.as_str()), (5, "no query lost"));
 }
 
+/// Runs `sql.renewFlightEndpoint` on `endpoint`: the result bodies, the status.
+async fn renew(ws: &mut Ws, stream: u32, endpoint: &Endpoint) -> (Vec<String>, i32, String) {
+    let body = serde_json::json!({ "endpoint": endpoint }).to_string();
+    ws.send(ClientMessage::DoAction {
+        stream,
+        action: "sql.renewFlightEndpoint".into(),
+        body: body.into_bytes(),
+    })
+    .await;
+    let (messages, code, message) = answer(ws, stream).await;
+    let bodies = messages
+        .into_iter()
+        .map(|m| match m {
+            ServerMessage::Result { body, .. } => String::from_utf8(body).expect("UTF-8"),
+            other => panic!("expected results, found {other:?}"),
+        })
+        .collect();
+    (bodies, code, message)
+}
+
 #[tokio::test]
 async fn renew_flight_endpoint_sends_the_endpoint_and_answers_the_renewed_one() {
     let mut ws = connect().await;
@@ -266,35 +286,21 @@ async fn renew_flight_endpoint_sends_the_endpoint_and_answers_the_renewed_one() 
         expiration_time_ms: Some(1_767_225_600_250),
         app_metadata: b"m".to_vec(),
     };
-    ws.send(ClientMessage::RenewFlightEndpoint {
-        stream: 1,
-        endpoint: endpoint.clone(),
-    })
-    .await;
-    let (messages, code, _) = answer(&mut ws, 1).await;
-    assert_eq!(code, 0);
-    let renewed = Endpoint {
-        expiration_time_ms: Some(1_767_225_601_250),
-        ..endpoint.clone()
-    };
+    let (bodies, code, message) = renew(&mut ws, 1, &endpoint).await;
+    assert_eq!((code, message.as_str()), (0, ""));
     assert_eq!(
-        messages,
-        [ServerMessage::Endpoint {
-            stream: 1,
-            endpoint: renewed
-        }]
+        bodies,
+        [
+            r#"{"endpoint":{"appMetadata":"bQ==","expirationTimeMs":1767225601250,"locations":["grpc://10.0.0.7:32010"],"ticket":"dA=="}}"#
+        ]
     );
 
-    ws.send(ClientMessage::RenewFlightEndpoint {
-        stream: 2,
-        endpoint: Endpoint {
-            ticket: b"garbage".to_vec(),
-            ..endpoint
-        },
-    })
-    .await;
-    let (messages, code, message) = answer(&mut ws, 2).await;
-    assert_eq!(messages, []);
+    let garbage = Endpoint {
+        ticket: b"garbage".to_vec(),
+        ..endpoint
+    };
+    let (bodies, code, message) = renew(&mut ws, 2, &garbage).await;
+    assert_eq!(bodies, Vec::<String>::new());
     assert_eq!(
         (code, message.as_str()),
         (

@@ -119,11 +119,6 @@ pub enum ClientMessage {
         stream: u32,
         descriptor: Descriptor,
     },
-    /// The `RenewFlightEndpoint` action, whose protobuf the gateway encodes.
-    RenewFlightEndpoint {
-        stream: u32,
-        endpoint: Endpoint,
-    },
     GetSchema {
         stream: u32,
         descriptor: Descriptor,
@@ -208,11 +203,6 @@ pub enum ServerMessage {
         #[serde(skip_serializing_if = "Option::is_none")]
         expiration_time_ms: Option<i64>,
     },
-    /// A RenewFlightEndpoint result: the endpoint the server renewed.
-    Endpoint {
-        stream: u32,
-        endpoint: Endpoint,
-    },
     /// A GetSchema result: an encapsulated IPC schema message.
     Schema {
         stream: u32,
@@ -276,7 +266,6 @@ impl ClientMessage {
             | ListFlights { stream, .. }
             | GetFlightInfo { stream, .. }
             | PollFlightInfo { stream, .. }
-            | RenewFlightEndpoint { stream, .. }
             | GetSchema { stream, .. }
             | DoGet { stream, .. }
             | DoPut { stream, .. }
@@ -298,7 +287,6 @@ impl ClientMessage {
             | ListFlights { stream, .. }
             | GetFlightInfo { stream, .. }
             | PollFlightInfo { stream, .. }
-            | RenewFlightEndpoint { stream, .. }
             | GetSchema { stream, .. }
             | DoGet { stream, .. }
             | DoPut { stream, .. }
@@ -345,10 +333,6 @@ impl ServerMessage {
                 descriptor: f.take_or_default("descriptor")?,
                 progress: f.take_or_default("progress")?,
                 expiration_time_ms: f.take_or_default("expirationTimeMs")?,
-            },
-            "endpoint" => M::Endpoint {
-                stream: f.take("stream")?,
-                endpoint: f.take("endpoint")?,
             },
             "schema" => M::Schema {
                 stream: f.take("stream")?,
@@ -399,8 +383,8 @@ impl ServerMessage {
 
 /// Why a PollInfo breaks Flight.proto, if it does: a progress, when known, must be from 0
 /// to 1, and a complete query (no retry descriptor) must give its FlightInfo. The gateway
-/// holds its server's PollInfo to this (a NaN would cross JSON as `null`), and the client
-/// the gateway's `pollInfo`.
+/// holds its server's PollInfo to this before it sends `pollInfo` (a NaN would cross JSON
+/// as `null`).
 pub fn check_poll_info(
     info: Option<&FlightInfo>,
     descriptor: Option<&Descriptor>,
@@ -452,7 +436,6 @@ const SERVER_TYPES: &[&str] = &[
     "hello",
     "flightInfo",
     "pollInfo",
-    "endpoint",
     "schema",
     "handshake",
     "result",
@@ -530,15 +513,6 @@ mod tests {
             },
             ClientMessage::Cancel { stream: 3 },
             ClientMessage::End { stream: 5 },
-            ClientMessage::RenewFlightEndpoint {
-                stream: 7,
-                endpoint: Endpoint {
-                    ticket: b"t".to_vec(),
-                    locations: vec!["grpc://h:1".into()],
-                    expiration_time_ms: Some(-1),
-                    app_metadata: vec![1],
-                },
-            },
         ];
         for m in msgs {
             let json = m.to_json()?;
@@ -692,15 +666,6 @@ mod tests {
                 progress: None,
                 expiration_time_ms: None,
             },
-            ServerMessage::Endpoint {
-                stream: 2,
-                endpoint: Endpoint {
-                    ticket: vec![3],
-                    locations: vec![],
-                    expiration_time_ms: None,
-                    app_metadata: vec![],
-                },
-            },
             ServerMessage::Schema {
                 stream: 3,
                 schema: vec![0, 255],
@@ -806,8 +771,8 @@ mod tests {
             (
                 r#"{"type":"hullo"}"#,
                 "unknown variant `hullo`, expected one of `hello`, `flightInfo`, `pollInfo`, \
-                 `endpoint`, `schema`, `handshake`, `result`, `actionType`, `putResult`, \
-                 `credit`, `status`, `error`",
+                 `schema`, `handshake`, `result`, `actionType`, `putResult`, `credit`, \
+                 `status`, `error`",
             ),
             (r#"{"type":"credit","stream":1}"#, "missing field `bytes`"),
             (

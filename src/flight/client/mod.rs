@@ -11,7 +11,7 @@
 //! - [`locations`]: which of an endpoint's locations a DoGet reads, in turn;
 //! - [`put`]: a DoPut's frame pump;
 //! - [`fetch`]: `fetchAll`'s endpoint scheduling;
-//! - [`answers`]: what PollFlightInfo's and RenewFlightEndpoint's answers must hold;
+//! - [`answers`]: what PollFlightInfo's answer must hold;
 //! - [`budget`]: what every DoGet may hold together; [`status`]: why a call failed.
 
 pub mod answers;
@@ -28,7 +28,7 @@ mod tests;
 use std::ops::Range;
 use std::rc::Rc;
 
-pub use self::answers::{renewed_endpoint, PollInfo};
+pub use self::answers::PollInfo;
 pub use self::budget::Budget;
 use self::budget::Reservation;
 pub use self::get::{ArrowBatch, Collected, GetStats, GetStream, Next};
@@ -299,7 +299,6 @@ impl Client {
             }
             M::FlightInfo { stream, .. }
             | M::PollInfo { stream, .. }
-            | M::Endpoint { stream, .. }
             | M::Schema { stream, .. }
             | M::Handshake { stream, .. }
             | M::Result { stream, .. }
@@ -484,7 +483,7 @@ impl Client {
     }
 
     /// Starts a call answered by control messages (GetFlightInfo, PollFlightInfo,
-    /// RenewFlightEndpoint, ListFlights, GetSchema, DoAction, ListActions), numbering `request` with a new stream id; an
+    /// ListFlights, GetSchema, DoAction, ListActions), numbering `request` with a new stream id; an
     /// [`Action::Answer`] ends it.
     pub fn call(&mut self, mut request: ClientMessage) -> Result<u32, Failure> {
         let id = self.take_id()?;

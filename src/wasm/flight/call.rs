@@ -1,5 +1,5 @@
 //! Calls answered by a few control messages and a status (Handshake, GetFlightInfo,
-//! PollFlightInfo, RenewFlightEndpoint, ListFlights, GetSchema, DoAction, ListActions):
+//! PollFlightInfo, ListFlights, GetSchema, DoAction, ListActions):
 //! what their messages become once the call ends.
 
 use js_sys::{Array, Object, Uint8Array};
@@ -7,9 +7,9 @@ use wasm_bindgen::prelude::*;
 
 use super::super::object::set;
 use super::super::schema::schema_to_js;
-use super::info::{endpoint_to_js, flight_info_to_js, poll_info_to_js, schema_from_ipc};
+use super::info::{flight_info_to_js, poll_info_to_js, schema_from_ipc};
 use crate::flight::client::status::INTERNAL;
-use crate::flight::client::{renewed_endpoint, Failure, PollInfo};
+use crate::flight::client::{Failure, PollInfo};
 use crate::flight::control::ServerMessage;
 
 /// What the caller asked for, which decides what the answer becomes.
@@ -29,17 +29,13 @@ pub(super) enum CallKind {
     ListActions,
     /// The one `pollInfo`, checked by [`PollInfo::from_answer`].
     Poll,
-    /// The one renewed `endpoint`.
-    Renew,
 }
 
 /// The value the call's promise resolves with.
 pub(super) fn answer(kind: CallKind, messages: Vec<ServerMessage>) -> Result<JsValue, Failure> {
     use ServerMessage as M;
-    match kind {
-        CallKind::Poll => return poll_info_to_js(&PollInfo::from_answer(messages)?),
-        CallKind::Renew => return Ok(endpoint_to_js(&renewed_endpoint(messages)?)),
-        _ => {}
+    if let CallKind::Poll = kind {
+        return poll_info_to_js(&PollInfo::from_answer(messages)?);
     }
     let all = Array::new();
     for message in messages {

@@ -7,14 +7,15 @@ use wasm_bindgen::prelude::*;
 use wasm_bindgen_futures::future_to_promise;
 use web_sys::AbortSignal;
 
+use super::super::error::WasmResult;
 use super::abort::AbortWatch;
 use super::call::CallKind;
 use super::conn::{close, run, with_client, Conn, Owner, Params};
 use super::deferred::Deferred;
-use super::error::{js_message, to_js, InputResult};
+use super::error::{js_message, to_js};
 use super::fetch::fetch_all;
 use super::get::{open_get, FlightStream};
-use super::info::{descriptor_from_js, endpoint_from_js, endpoints_from_js, ticket_from_js};
+use super::info::{descriptor_from_js, endpoints_from_js, ticket_from_js};
 use super::options::{
     call_signal, connect_options, fetch_options, get_options, CallOptionsJs, ConnectOptionsJs,
     DoGetOptionsJs, FetchAllOptionsJs,
@@ -84,8 +85,9 @@ impl FlightClient {
     }
 }
 
-fn invalid(e: JsValue) -> JsValue {
-    to_js(&Failure::new(INVALID_ARGUMENT, js_message(&e)))
+fn invalid(e: JsError) -> JsValue {
+    let message = JsValue::from(e);
+    to_js(&Failure::new(INVALID_ARGUMENT, js_message(&message)))
 }
 
 #[wasm_bindgen]
@@ -157,7 +159,7 @@ impl FlightClient {
     pub fn get_flight_info(
         &self,
         #[wasm_bindgen(unchecked_param_type = "FlightDescriptor")] descriptor: JsValue,
-    ) -> InputResult<Promise> {
+    ) -> WasmResult<Promise> {
         let descriptor = descriptor_from_js(&descriptor)?;
         Ok(self.call(
             CallKind::FlightInfo,
@@ -173,7 +175,7 @@ impl FlightClient {
     /// `PollInfo`. Poll its `descriptor` again until it is absent; `info` then holds every
     /// endpoint, and its endpoints so far can be read before. A server may wait for news
     /// before it answers a poll; aborting `signal` rejects with `CANCELLED` and cancels
-    /// the upstream call. A descriptor of the wrong shape throws a `TypeError`.
+    /// the upstream call.
     ///
     /// ```js
     /// let poll = await client.pollFlightInfo({ cmd: 'SELECT ...' });
@@ -188,7 +190,7 @@ impl FlightClient {
         &self,
         #[wasm_bindgen(unchecked_param_type = "FlightDescriptor")] descriptor: JsValue,
         options: Option<CallOptionsJs>,
-    ) -> InputResult<Promise> {
+    ) -> WasmResult<Promise> {
         let descriptor = descriptor_from_js(&descriptor)?;
         let signal = call_signal(&options.map(JsValue::from).unwrap_or(JsValue::UNDEFINED))?;
         let request = ClientMessage::PollFlightInfo {
@@ -198,38 +200,12 @@ impl FlightClient {
         Ok(self.call(CallKind::Poll, request, signal))
     }
 
-    /// Asks the server to keep an endpoint readable for longer (the RenewFlightEndpoint
-    /// action); resolves with the endpoint the server answers, with its new
-    /// `expirationTimeMs`. The endpoint goes as it is, with its `appMetadata`; an endpoint
-    /// of the wrong shape throws a `TypeError`.
-    ///
-    /// ```js
-    /// const renewed = await client.renewFlightEndpoint(info.endpoints[0]);
-    /// ```
-    #[wasm_bindgen(
-        js_name = renewFlightEndpoint,
-        unchecked_return_type = "Promise<FlightEndpoint>"
-    )]
-    pub fn renew_flight_endpoint(
-        &self,
-        #[wasm_bindgen(unchecked_param_type = "FlightEndpoint")] endpoint: JsValue,
-        options: Option<CallOptionsJs>,
-    ) -> InputResult<Promise> {
-        let endpoint = endpoint_from_js(&endpoint)?;
-        let signal = call_signal(&options.map(JsValue::from).unwrap_or(JsValue::UNDEFINED))?;
-        let request = ClientMessage::RenewFlightEndpoint {
-            stream: 0,
-            endpoint,
-        };
-        Ok(self.call(CallKind::Renew, request, signal))
-    }
-
     /// The schema of a descriptor, decoded.
     #[wasm_bindgen(js_name = getSchema, unchecked_return_type = "Promise<Schema>")]
     pub fn get_schema(
         &self,
         #[wasm_bindgen(unchecked_param_type = "FlightDescriptor")] descriptor: JsValue,
-    ) -> InputResult<Promise> {
+    ) -> WasmResult<Promise> {
         let descriptor = descriptor_from_js(&descriptor)?;
         Ok(self.call(
             CallKind::Schema,
@@ -258,7 +234,7 @@ impl FlightClient {
         &self,
         #[wasm_bindgen(unchecked_param_type = "Ticket")] ticket: JsValue,
         options: Option<DoGetOptionsJs>,
-    ) -> InputResult<FlightStream> {
+    ) -> WasmResult<FlightStream> {
         let options = get_options(&options.map(JsValue::from).unwrap_or(JsValue::UNDEFINED))?;
         let (ticket, endpoint_locations) = ticket_from_js(&ticket)?;
         let locations = options.location.map_or(endpoint_locations, |l| vec![l]);
@@ -286,7 +262,7 @@ impl FlightClient {
         &self,
         #[wasm_bindgen(unchecked_param_type = "FlightInfo")] info: JsValue,
         options: Option<FetchAllOptionsJs>,
-    ) -> InputResult<Promise> {
+    ) -> WasmResult<Promise> {
         let options = fetch_options(&options.map(JsValue::from).unwrap_or(JsValue::UNDEFINED))?;
         let (endpoints, raw_schema) = endpoints_from_js(&info)?;
         let owner = Rc::clone(&self.owner);
@@ -300,7 +276,7 @@ impl FlightClient {
     pub fn start_put(
         &self,
         #[wasm_bindgen(unchecked_param_type = "FlightDescriptor")] descriptor: JsValue,
-    ) -> InputResult<PutStream> {
+    ) -> WasmResult<PutStream> {
         let descriptor = descriptor_from_js(&descriptor)?;
         Ok(PutStream::open(Rc::clone(&self.owner), descriptor))
     }

@@ -29,11 +29,3 @@ pub(super) fn js_message(e: &JsValue) -> String {
         .or_else(|| e.as_string())
         .unwrap_or_else(|| format!("{e:?}"))
 }
-
-/// What a call throws for an argument of the wrong shape, before anything is sent.
-pub(super) type InputResult<T> = Result<T, JsValue>;
-
-/// A `TypeError`, as the platform's own calls throw for an argument of the wrong type.
-pub(super) fn bad_input(message: impl std::fmt::Display) -> JsValue {
-    js_sys::TypeError::new(&message.to_string()).into()
-}

@@ -6,10 +6,9 @@ use arrow_schema::SchemaRef;
 use js_sys::{Array, Object, Reflect, Uint8Array};
 use wasm_bindgen::prelude::*;
 
+use super::super::error::{usage, WasmResult};
 use super::super::object::set;
-use super::super::options::shown;
 use super::super::schema::schema_to_js;
-use super::error::{bad_input, InputResult};
 use crate::flight::client::status::INTERNAL;
 use crate::flight::client::{Failure, PollInfo};
 use crate::flight::control::{Descriptor, Endpoint, FlightInfo};
@@ -75,24 +74,24 @@ fn get(source: &JsValue, key: &str) -> JsValue {
 }
 
 /// Bytes from a `Uint8Array`, or the UTF-8 of a string.
-fn bytes(value: &JsValue, what: &str) -> InputResult<Vec<u8>> {
+fn bytes(value: &JsValue, what: &str) -> WasmResult<Vec<u8>> {
     if let Some(text) = value.as_string() {
         return Ok(text.into_bytes());
     }
     value
         .dyn_ref::<Uint8Array>()
         .map(Uint8Array::to_vec)
-        .ok_or_else(|| bad_input(format!("{what} must be a Uint8Array or a string")))
+        .ok_or_else(|| usage(format!("{what} must be a Uint8Array or a string")))
 }
 
-pub(super) fn descriptor_from_js(value: &JsValue) -> InputResult<Descriptor> {
+pub(super) fn descriptor_from_js(value: &JsValue) -> WasmResult<Descriptor> {
     let path = get(value, "path");
     if Array::is_array(&path) {
         let parts = Array::from(&path)
             .iter()
             .map(|p| p.as_string())
             .collect::<Option<Vec<_>>>()
-            .ok_or_else(|| bad_input("descriptor.path must be an array of strings"))?;
+            .ok_or_else(|| usage("descriptor.path must be an array of strings"))?;
         return Ok(Descriptor::Path(parts));
     }
     let cmd = get(value, "cmd");
@@ -102,11 +101,9 @@ pub(super) fn descriptor_from_js(value: &JsValue) -> InputResult<Descriptor> {
     if let Some(sql) = get(value, "sql").as_string() {
         return Ok(Descriptor::Sql(sql));
     }
-    Err(bad_input(format!(
-        "a descriptor must be {{ path: string[] }}, {{ cmd: Uint8Array | string }} or \
-         {{ sql: string }}, found {}",
-        shown(value)
-    )))
+    Err(usage(
+        "a descriptor must be { path: string[] }, { cmd: Uint8Array | string } or { sql: string }",
+    ))
 }
 
 fn descriptor_to_js(descriptor: &Descriptor) -> JsValue {
@@ -127,7 +124,7 @@ pub(super) type Target = (Vec<u8>, Vec<String>);
 
 /// A ticket and the locations to read it at: an endpoint object, or bare ticket bytes
 /// (then `location`, if given, says where).
-pub(super) fn ticket_from_js(value: &JsValue) -> InputResult<Target> {
+pub(super) fn ticket_from_js(value: &JsValue) -> WasmResult<Target> {
     if value.is_object() && !value.is_instance_of::<Uint8Array>() {
         let ticket = bytes(&get(value, "ticket"), "endpoint.ticket")?;
         let locations = get(value, "locations");
@@ -143,58 +140,7 @@ pub(super) fn ticket_from_js(value: &JsValue) -> InputResult<Target> {
     Ok((bytes(value, "a ticket")?, Vec::new()))
 }
 
-/// A whole endpoint, to send back to the server: `locations` and `appMetadata` may be
-/// left out, `expirationTimeMs` must be whole milliseconds when given.
-pub(super) fn endpoint_from_js(value: &JsValue) -> InputResult<Endpoint> {
-    if !value.is_object() || value.is_instance_of::<Uint8Array>() {
-        return Err(bad_input(format!(
-            "expected a FlightEndpoint {{ ticket, locations?, expirationTimeMs?, appMetadata? }}, \
-             found {}",
-            shown(value)
-        )));
-    }
-    let ticket = bytes(&get(value, "ticket"), "endpoint.ticket")?;
-    let locations = match get(value, "locations") {
-        l if l.is_undefined() => Vec::new(),
-        l if Array::is_array(&l) => Array::from(&l)
-            .iter()
-            .map(|l| l.as_string())
-            .collect::<Option<Vec<_>>>()
-            .ok_or_else(|| bad_input("endpoint.locations must be an array of strings"))?,
-        l => {
-            return Err(bad_input(format!(
-                "endpoint.locations must be an array of strings, found {}",
-                shown(&l)
-            )))
-        }
-    };
-    // Within ±2^53: the milliseconds a JS number holds exactly (and a Date takes).
-    let expiration_time_ms = match get(value, "expirationTimeMs") {
-        e if e.is_undefined() => None,
-        e => match e.as_f64() {
-            Some(ms) if ms.fract() == 0.0 && ms.abs() <= 9_007_199_254_740_991.0 => Some(ms as i64),
-            _ => {
-                return Err(bad_input(format!(
-                    "endpoint.expirationTimeMs must be whole milliseconds since the Unix \
-                     epoch, found {}",
-                    shown(&e)
-                )))
-            }
-        },
-    };
-    let app_metadata = match get(value, "appMetadata") {
-        m if m.is_undefined() => Vec::new(),
-        m => bytes(&m, "endpoint.appMetadata")?,
-    };
-    Ok(Endpoint {
-        ticket,
-        locations,
-        expiration_time_ms,
-        app_metadata,
-    })
-}
-
-pub(super) fn endpoint_to_js(endpoint: &Endpoint) -> JsValue {
+fn endpoint_to_js(endpoint: &Endpoint) -> JsValue {
     let out = Object::new();
     set(
         &out,
@@ -260,17 +206,17 @@ pub(super) fn poll_info_to_js(poll: &PollInfo) -> Result<JsValue, Failure> {
 }
 
 /// The endpoints of a FlightInfo object, in order, and its raw schema.
-pub(super) fn endpoints_from_js(info: &JsValue) -> InputResult<(Vec<Target>, Vec<u8>)> {
+pub(super) fn endpoints_from_js(info: &JsValue) -> WasmResult<(Vec<Target>, Vec<u8>)> {
     let endpoints = get(info, "endpoints");
     if !Array::is_array(&endpoints) {
-        return Err(bad_input(
+        return Err(usage(
             "fetchAll expects a FlightInfo with an endpoints array",
         ));
     }
     let endpoints = Array::from(&endpoints)
         .iter()
         .map(|e| ticket_from_js(&e))
-        .collect::<InputResult<Vec<_>>>()?;
+        .collect::<WasmResult<Vec<_>>>()?;
     let raw = get(info, "rawSchema");
     let schema = raw
         .dyn_ref::<Uint8Array>()

@@ -5,8 +5,8 @@ use js_sys::{Array, Function, Reflect};
 use wasm_bindgen::prelude::*;
 use web_sys::AbortSignal;
 
+use super::super::error::{usage, WasmResult};
 use super::super::options::shown;
-use super::error::{bad_input, InputResult};
 use crate::flight::client::BasicAuth;
 use crate::flight::SUBPROTOCOL;
 
@@ -48,7 +48,7 @@ export interface DoGetOptions {
   /** Bytes the gateway may send ahead of consumption; default the gateway's window (8 MiB). */
   creditWindow?: number;
 }
-/** Options of `pollFlightInfo` and `renewFlightEndpoint`. */
+/** Options of `pollFlightInfo`. */
 export interface CallOptions {
   /**
    * Aborting rejects the call with a `FlightError` (code 1, CANCELLED) and cancels its
@@ -89,36 +89,34 @@ fn field(options: &JsValue, key: &str) -> JsValue {
     }
 }
 
-fn typed<T: JsCast>(options: &JsValue, key: &str, expected: &str) -> InputResult<Option<T>> {
+fn typed<T: JsCast>(options: &JsValue, key: &str, expected: &str) -> WasmResult<Option<T>> {
     let value = field(options, key);
     if value.is_undefined() || value.is_null() {
         return Ok(None);
     }
-    value.dyn_into::<T>().map(Some).map_err(|v| {
-        bad_input(format!(
-            "option {key} must be {expected}, found {}",
-            shown(&v)
-        ))
-    })
+    value
+        .dyn_into::<T>()
+        .map(Some)
+        .map_err(|_| usage(format!("option {key} must be {expected}")))
 }
 
-fn string(options: &JsValue, key: &str) -> InputResult<Option<String>> {
+fn string(options: &JsValue, key: &str) -> WasmResult<Option<String>> {
     let value = field(options, key);
     match (value.is_undefined(), value.as_string()) {
         (true, _) => Ok(None),
         (false, Some(s)) => Ok(Some(s)),
-        (false, None) => Err(bad_input(format!("option {key} must be a string"))),
+        (false, None) => Err(usage(format!("option {key} must be a string"))),
     }
 }
 
-fn count(options: &JsValue, key: &str) -> InputResult<Option<u64>> {
+fn count(options: &JsValue, key: &str) -> WasmResult<Option<u64>> {
     let value = field(options, key);
     if value.is_undefined() {
         return Ok(None);
     }
     match value.as_f64() {
         Some(n) if n >= 1.0 && n.fract() == 0.0 && n <= (1u64 << 40) as f64 => Ok(Some(n as u64)),
-        _ => Err(bad_input(format!(
+        _ => Err(usage(format!(
             "option {key} must be a whole number from 1 to 2^40, found {}",
             shown(&value)
         ))),
@@ -133,23 +131,23 @@ pub(super) struct Connect {
     pub signal: Option<AbortSignal>,
 }
 
-pub(super) fn connect_options(options: &JsValue) -> InputResult<Connect> {
+pub(super) fn connect_options(options: &JsValue) -> WasmResult<Connect> {
     let token = string(options, "token")?;
     let basic_auth = match (string(options, "username")?, string(options, "password")?) {
         (None, None) => None,
         (Some(_), Some(_)) if token.is_some() => {
-            return Err(bad_input(
+            return Err(usage(
                 "give option token or username and password, not both",
             ))
         }
         (Some(username), Some(password)) => Some(BasicAuth { username, password }),
-        _ => return Err(bad_input("options username and password go together")),
+        _ => return Err(usage("options username and password go together")),
     };
     let protocols = Array::of1(&SUBPROTOCOL.into());
     if let Some(extra) = typed::<Array>(options, "protocols", "an array of strings")? {
         for p in extra.iter() {
             if p.as_string().is_none() {
-                return Err(bad_input("option protocols must be an array of strings"));
+                return Err(usage("option protocols must be an array of strings"));
             }
             protocols.push(&p);
         }
@@ -171,7 +169,7 @@ pub(super) struct Get {
     pub credit_window: Option<u64>,
 }
 
-pub(super) fn get_options(options: &JsValue) -> InputResult<Get> {
+pub(super) fn get_options(options: &JsValue) -> WasmResult<Get> {
     Ok(Get {
         signal: typed(options, "signal", "an AbortSignal")?,
         on_progress: typed(options, "onProgress", "a function")?,
@@ -181,7 +179,7 @@ pub(super) fn get_options(options: &JsValue) -> InputResult<Get> {
 }
 
 /// The `signal` of a call's options.
-pub(super) fn call_signal(options: &JsValue) -> InputResult<Option<AbortSignal>> {
+pub(super) fn call_signal(options: &JsValue) -> WasmResult<Option<AbortSignal>> {
     typed(options, "signal", "an AbortSignal")
 }
 
@@ -193,7 +191,7 @@ pub(super) struct Fetch {
     pub credit_window: Option<u64>,
 }
 
-pub(super) fn fetch_options(options: &JsValue) -> InputResult<Fetch> {
+pub(super) fn fetch_options(options: &JsValue) -> WasmResult<Fetch> {
     Ok(Fetch {
         signal: typed(options, "signal", "an AbortSignal")?,
         concurrency: count(options, "concurrency")?,
