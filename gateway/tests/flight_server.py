@@ -34,6 +34,8 @@ Tickets (UTF-8):
 
 ListFlights answers the ["parts"] flight; GetSchema the data schema; ListActions "dump".
 DoAction "headers" returns the call's request headers as a JSON object of lists.
+DoAction "RenewFlightEndpoint" answers the request's endpoint an hour later (its expiration
+plus an hour, or now plus an hour if it had none), with app_metadata "renewed".
 GetFlightInfo on path ["parts"] answers part 0 here and part 1 at each --peer; on
 ["forbidden", <uri>] it answers one endpoint at <uri>; on ["endpoints", <json>] the endpoints
 the JSON list of {"ticket": <text>, "locations": [<uri>, ...]} names. DoAction "dump" returns the
@@ -270,6 +272,8 @@ class Server(flight.FlightServerBase):
         writer.write(pa.py_buffer(",".join(metadata).encode()))
 
     def do_action(self, context, action):
+        if action.type == "RenewFlightEndpoint":
+            return [flight.Result(renewed(action.body.to_pybytes()).serialize())]
         if action.type == "headers":
             headers = context.get_middleware("headers").headers
             return [flight.Result(json.dumps(headers, sort_keys=True).encode())]
@@ -281,6 +285,24 @@ class Server(flight.FlightServerBase):
             for b in batches:
                 w.write_batch(b)
         return [flight.Result(sink.getvalue())]
+
+
+def renewed(body):
+    """The endpoint of a RenewFlightEndpointRequest (field 1, its only one), renewed."""
+    if body[:1] != b"\x0a":
+        raise flight.FlightServerError("expected a RenewFlightEndpointRequest")
+    length, shift, at = 0, 0, 1
+    while True:
+        byte = body[at]
+        length |= (byte & 0x7F) << shift
+        shift, at = shift + 7, at + 1
+        if byte < 0x80:
+            break
+    endpoint = flight.FlightEndpoint.deserialize(body[at:at + length])
+    expires = endpoint.expiration_time
+    base = time.time_ns() if expires is None else expires.value
+    later = pa.scalar(base + 3600 * 10**9, pa.timestamp("ns", "UTC"))
+    return flight.FlightEndpoint(endpoint.ticket, endpoint.locations, later, "renewed")
 
 
 def main():

@@ -20,6 +20,7 @@ declare module './quiver.cjs' {
     const transformStream: StreamWriterTransformStream<RecordBatch, WriterOptions>;
   }
   interface FlightStream extends IterableFlightStream<RecordBatch> {}
-  interface FlightClient extends FlightClientDoPut<RecordBatch, Table>, FlightClientSql<RecordBatch, Table> {}
+  interface FlightClient extends FlightClientDoPut<RecordBatch, Table>, FlightClientSql<RecordBatch, Table>,
+    FlightClientRenew {}
   interface ArrowFile extends FileBatches<RecordBatch> {}
 }

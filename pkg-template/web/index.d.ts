@@ -12,6 +12,7 @@ declare module './quiver.js' {
     const transformStream: StreamWriterTransformStream<RecordBatch, WriterOptions>;
   }
   interface FlightStream extends IterableFlightStream<RecordBatch> {}
-  interface FlightClient extends FlightClientDoPut<RecordBatch, Table>, FlightClientSql<RecordBatch, Table> {}
+  interface FlightClient extends FlightClientDoPut<RecordBatch, Table>, FlightClientSql<RecordBatch, Table>,
+    FlightClientRenew {}
   interface ArrowFile extends FileBatches<RecordBatch> {}
 }

@@ -168,6 +168,30 @@ interface StreamWriterTransformStream<Batch, Options> {
   (options?: Options): TransformStream<Batch, Uint8Array>;
 }
 
+interface FlightClientRenew {
+  /**
+   * Asks the server to keep an endpoint readable for longer (the RenewFlightEndpoint
+   * action, which the gateway encodes) and resolves with the endpoint the server answers,
+   * with its new `expirationTimeMs`. The endpoint goes whole, with its `appMetadata`. A
+   * bad endpoint or option throws a `TypeError`; aborting `signal` rejects with
+   * CANCELLED.
+   *
+   * ```js
+   * const renewed = await client.renewFlightEndpoint(info.endpoints[0]);
+   * ```
+   */
+  // The endpoint type is spelled out: the decode-only build has no FlightEndpoint.
+  renewFlightEndpoint(
+    endpoint: {
+      ticket: Uint8Array | string;
+      locations?: string[];
+      expirationTimeMs?: number;
+      appMetadata?: Uint8Array | string;
+    },
+    options?: { signal?: AbortSignal },
+  ): Promise<{ ticket: Uint8Array; locations: string[]; expirationTimeMs?: number; appMetadata: Uint8Array }>;
+}
+
 /** The FlightInfo type of a client, read from its `getFlightInfo` (absent in decode-only). */
 type InfoOf<Client> = Client extends { getFlightInfo(descriptor: never): Promise<infer Info> } ? Info : never;
 

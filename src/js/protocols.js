@@ -4,7 +4,7 @@
 import { keepOwners } from './owner.js';
 import { addReaderStreams } from './reader_stream.js';
 import { writerStream } from './writer_stream.js';
-import { FlightSqlClient } from './sql.js';
+import { FlightSqlClient, renewFlightEndpoint } from './sql.js';
 
 /**
  * Switches wasm memory to a resizable ArrayBuffer where the runtime can
@@ -68,7 +68,7 @@ export async function openFile(source, options) {
  * - FlightClient.doPut takes a Table or an array of batches without taking them from the
  *   caller;
  * - StreamWriter.transformStream: the writer as a TransformStream;
- * - FlightClient.sql: the Flight SQL calls (sql.js).
+ * - FlightClient.sql: the Flight SQL calls, and FlightClient.renewFlightEndpoint (sql.js).
  *
  * Returns the functions the entries export: `tableFromIPCAsync`.
  */
@@ -128,6 +128,9 @@ export function addProtocols({ StreamReader, FlightStream, FlightClient, ArrowFi
         put.free();
         if (owned) for (const batch of batches) batch.free();
       }
+    };
+    FlightClient.prototype.renewFlightEndpoint = function renew(endpoint, options) {
+      return renewFlightEndpoint(this, endpoint, options);
     };
     Object.defineProperty(FlightClient.prototype, 'sql', {
       get() {

@@ -11,8 +11,10 @@
 //! - [`locations`]: which of an endpoint's locations a DoGet reads, in turn;
 //! - [`put`]: a DoPut's frame pump;
 //! - [`fetch`]: `fetchAll`'s endpoint scheduling;
+//! - [`answers`]: what PollFlightInfo's answer must hold;
 //! - [`budget`]: what every DoGet may hold together; [`status`]: why a call failed.
 
+pub mod answers;
 pub mod budget;
 pub mod fetch;
 pub mod get;
@@ -26,6 +28,7 @@ mod tests;
 use std::ops::Range;
 use std::rc::Rc;
 
+pub use self::answers::PollInfo;
 pub use self::budget::Budget;
 use self::budget::Reservation;
 pub use self::get::{ArrowBatch, Collected, GetStats, GetStream, Next};
@@ -479,8 +482,8 @@ impl Client {
         Ok(id)
     }
 
-    /// Starts a call answered by control messages (GetFlightInfo, ListFlights, GetSchema,
-    /// DoAction, ListActions), numbering `request` with a new stream id; an
+    /// Starts a call answered by control messages (GetFlightInfo, PollFlightInfo,
+    /// ListFlights, GetSchema, DoAction, ListActions), numbering `request` with a new stream id; an
     /// [`Action::Answer`] ends it.
     pub fn call(&mut self, mut request: ClientMessage) -> Result<u32, Failure> {
         let id = self.take_id()?;
@@ -592,11 +595,22 @@ impl Client {
         }
     }
 
-    /// Cancels DoGet or DoPut `id`; see [`GetStream::cancel`] and [`PutStream::cancel`].
+    /// Cancels call, DoGet or DoPut `id`; see [`GetStream::cancel`] and
+    /// [`PutStream::cancel`]. A call fails at once, and what the gateway still sends for
+    /// it is dropped.
     pub fn cancel(&mut self, id: u32) {
         match self.streams.get_mut(id) {
             Some(Stream::Get(get)) => get.cancel(&mut self.actions),
             Some(Stream::Put(put)) => put.cancel(&mut self.actions),
+            Some(Stream::Call(_)) => {
+                self.streams.remove(id);
+                self.actions
+                    .push(Action::send(ClientMessage::Cancel { stream: id }));
+                self.actions.push(Action::Answer {
+                    stream: id,
+                    result: Err(Failure::cancelled()),
+                });
+            }
             _ => {}
         }
     }

@@ -655,3 +655,107 @@ fn only_a_location_unreachable_or_refused_before_any_byte_is_passed_over() -> Te
     assert!(matches!(ended(&out, closed), Some(Err(f)) if f.code == UNAVAILABLE));
     Ok(())
 }
+
+/// The value of a call that succeeded; a failure fails the test with its code and text.
+fn ok<T>(result: Result<T, Failure>) -> TestResult<T> {
+    result.map_err(|f| format!("{} {}", f.code, f.message).into())
+}
+
+/// How call `stream` was answered among `actions`, if it was.
+fn answer(actions: Vec<Action>, stream: u32) -> Option<Result<Vec<ServerMessage>, Failure>> {
+    actions.into_iter().find_map(|a| match a {
+        Action::Answer { stream: s, result } if s == stream => Some(result),
+        _ => None,
+    })
+}
+
+/// A PollFlightInfo call answered with `poll_infos` (JSON texts) and an OK status: what
+/// its answer became.
+fn poll(poll_infos: &[&str]) -> TestResult<Result<PollInfo, Failure>> {
+    let mut client = connect(Budget::new(1 << 20))?;
+    let descriptor = Descriptor::Cmd(b"q".to_vec());
+    let id = ok(client.call(ClientMessage::PollFlightInfo {
+        stream: 0,
+        descriptor: descriptor.clone(),
+    }))?;
+    assert_eq!(
+        sent(&actions(&mut client))?,
+        [ClientMessage::PollFlightInfo {
+            stream: id,
+            descriptor
+        }]
+    );
+    for text in poll_infos {
+        client.on_text(&text.replace("ID", &id.to_string()));
+    }
+    status(&mut client, id, 0, "")?;
+    let messages = ok(answer(actions(&mut client), id).ok_or("the call was answered")?)?;
+    Ok(PollInfo::from_answer(messages))
+}
+
+const INFO: &str = r#"{"schema":"","endpoints":[{"ticket":"AQ=="}],"totalRecords":-1,
+    "totalBytes":-1,"ordered":false}"#;
+
+#[test]
+fn poll_flight_info_answers_where_the_query_stands() -> TestResult {
+    let running = format!(
+        r#"{{"type":"pollInfo","stream":ID,"info":{INFO},"descriptor":{{"cmd":"Ag=="}},
+        "progress":0.25,"expirationTimeMs":5}}"#
+    );
+    let poll_info = ok(poll(&[running.as_str()])?)?;
+    assert_eq!(poll_info.descriptor, Some(Descriptor::Cmd(vec![2])));
+    assert_eq!(poll_info.progress, Some(0.25));
+    assert_eq!(poll_info.expiration_time_ms, Some(5));
+    assert_eq!(poll_info.info.map(|i| i.endpoints.len()), Some(1));
+    // Nothing yet but the descriptor to poll next; progress unknown.
+    let started = r#"{"type":"pollInfo","stream":ID,"descriptor":{"cmd":"Ag=="}}"#;
+    let poll_info = ok(poll(&[started])?)?;
+    assert_eq!((poll_info.info, poll_info.progress), (None, None));
+    // Complete: no descriptor.
+    let done = format!(r#"{{"type":"pollInfo","stream":ID,"info":{INFO},"progress":1}}"#);
+    assert_eq!(ok(poll(&[done.as_str()])?)?.descriptor, None);
+    Ok(())
+}
+
+#[test]
+fn a_poll_flight_info_answer_is_one_poll_info() -> TestResult {
+    let failed = |texts: &[&str]| -> TestResult<(i32, String)> {
+        let failure = poll(texts)?.err().ok_or("the call failed")?;
+        Ok((failure.code, failure.message))
+    };
+    let started = r#"{"type":"pollInfo","stream":ID,"descriptor":{"cmd":"Ag=="}}"#;
+    assert_eq!(
+        failed(&[started, started])?,
+        (INTERNAL, "expected one pollInfo answer, found 2".into())
+    );
+    assert_eq!(
+        failed(&[])?,
+        (INTERNAL, "expected one pollInfo answer, found 0".into())
+    );
+    Ok(())
+}
+
+#[test]
+fn a_cancelled_call_fails_at_once_and_ignores_what_follows() -> TestResult {
+    let mut client = connect(Budget::new(1 << 20))?;
+    let id = ok(client.call(ClientMessage::PollFlightInfo {
+        stream: 0,
+        descriptor: Descriptor::Path(vec!["slow".into()]),
+    }))?;
+    actions(&mut client);
+    client.cancel(id);
+    let out = actions(&mut client);
+    assert_eq!(sent(&out)?, [ClientMessage::Cancel { stream: id }]);
+    assert_eq!(
+        answer(out, id),
+        Some(Err(Failure::new(CANCELLED, "cancelled by the client")))
+    );
+    // The gateway's answer and status raced the cancel: nothing more settles.
+    client.on_text(&format!(
+        r#"{{"type":"pollInfo","stream":{id},"descriptor":{{"cmd":"Ag=="}}}}"#
+    ));
+    status(&mut client, id, CANCELLED, "cancelled by the client")?;
+    assert!(actions(&mut client).is_empty());
+    assert!(client.failure().is_none(), "the connection goes on");
+    Ok(())
+}

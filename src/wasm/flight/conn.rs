@@ -62,6 +62,7 @@ enum Pending {
         /// Keeps the connection open while the call is pending, even if nothing else
         /// holds the client (`await (await FlightClient.connect(url)).listFlights()`).
         _owner: Rc<Owner>,
+        _abort: Option<AbortWatch>,
     },
     Get {
         /// Where the stream goes when it ends, while its handle lives.
@@ -190,6 +191,7 @@ impl Conn {
             kind,
             done,
             _owner: owner,
+            _abort: None,
         };
         self.pending.push((id, pending));
     }
@@ -212,9 +214,11 @@ impl Conn {
         self.pending.push((id, pending));
     }
 
-    /// DoGet `id`, if it has not ended, is cancelled when `abort`'s signal aborts.
+    /// Call or DoGet `id`, if it has not ended, is cancelled when `abort`'s signal aborts.
     pub fn watch(&mut self, id: u32, abort: AbortWatch) {
-        if let Some(Pending::Get { _abort: slot, .. }) = self.entry(id) {
+        if let Some(Pending::Call { _abort: slot, .. } | Pending::Get { _abort: slot, .. }) =
+            self.entry(id)
+        {
             *slot = Some(abort);
         }
     }

@@ -126,6 +126,7 @@ export async function startGateway(binary, args) {
  *   on itself and one on `peer`); it may also dial `peer`, `lz4`, `zstd` and `token`, and
  *   allows the page origin `origin` (if given);
  * - `strictGateway`: a `--demo` gateway that allows no cross-origin page;
+ * - `demoGateway`: a `--demo` gateway that allows `origin` (its long-running queries);
  * - `servers`: each server's location, and `saw(line, ms)` on `main`'s output.
  */
 export async function startFlightEnv({ origin, release = false } = {}) {
@@ -151,9 +152,12 @@ export async function startFlightEnv({ origin, release = false } = {}) {
     stoppers.push(gateway.stop);
     const strict = await startGateway(binary, ['--demo']);
     stoppers.push(strict.stop);
+    const demo = await startGateway(binary, ['--demo', ...(origin ? ['--allow-origin', origin] : [])]);
+    stoppers.push(demo.stop);
     return {
       gateway: gateway.url,
       strictGateway: strict.url,
+      demoGateway: demo.url,
       servers: { main: main.location, peer: peer.location, lz4: lz4.location, zstd: zstd.location, token: token.location },
       saw: main.saw,
       stop: () => Promise.all(stoppers.map((s) => s())),

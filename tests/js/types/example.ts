@@ -62,8 +62,10 @@ export function whole(bytes: Uint8Array | Uint8Array[]): number {
 import {
   FlightClient,
   FlightError,
+  type FlightEndpoint,
   type FlightInfo,
   type FlightStreamStats,
+  type PollInfo,
   type RecordBatch as Batch,
 } from 'quiver-arrow';
 
@@ -73,6 +75,14 @@ export async function flight(url: string, table: Table): Promise<number> {
   const info: FlightInfo = await client.getFlightInfo({ path: ['a'] });
   await client.getFlightInfo({ cmd: new Uint8Array([1]) });
   const schema: Schema = await client.getSchema({ cmd: 'SELECT 1' });
+  let poll: PollInfo = await client.pollFlightInfo({ cmd: 'SELECT 2' });
+  while (poll.descriptor) {
+    const progress: number | undefined = poll.progress;
+    console.log(progress, poll.expirationTimeMs, poll.info?.endpoints.length);
+    poll = await client.pollFlightInfo(poll.descriptor, { signal: AbortSignal.timeout(60_000) });
+  }
+  const renewed: FlightEndpoint = await client.renewFlightEndpoint(info.endpoints[0], {});
+  console.log(renewed.expirationTimeMs);
   const controller = new AbortController();
   const stream = client.doGet(info.endpoints[0], {
     signal: controller.signal,
