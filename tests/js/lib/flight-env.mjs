@@ -138,13 +138,13 @@ export async function startFlightEnv({ origin, release = false } = {}) {
 const sqlFixture = resolve(root, 'tests/fixtures/flight-sql-server');
 
 /**
- * Builds the Flight SQL fixture (datafusion-flight-sql-server; a no-op when fresh) in its
- * own target dir, and returns the path of `bin`: the server, or `flight-sql-read`, the
- * benchmark's native client. `release` builds only `bin` and what it depends on.
+ * Builds a package of the Flight SQL fixture's workspace (a no-op when fresh) in its own
+ * target dir, and returns the path of its binary: the server (datafusion-flight-sql-server),
+ * or `flight-sql-read`, the benchmark's native client (`reader/`), in release if asked.
  */
 export function buildFlightSqlFixture({ bin = 'quiver-flight-sql-fixture', release = false } = {}) {
   const target = resolve(sqlFixture, 'target');
-  const args = ['build', '-q', '--locked', '--manifest-path', resolve(sqlFixture, 'Cargo.toml'), '--bin', bin];
+  const args = ['build', '-q', '--locked', '--manifest-path', resolve(sqlFixture, 'Cargo.toml'), '-p', bin];
   execFileSync('cargo', [...args, ...(release ? ['--release'] : [])], {
     cwd: root,
     stdio: 'inherit',
