@@ -1,7 +1,7 @@
 // Starts the real processes the Flight client tests and benchmark talk to, all on
 // 127.0.0.1 with ephemeral ports: pyarrow Flight servers (gateway/tests/flight_server.py,
-// bench/flight_upstream.py)
-// and quiver-gateway binaries (built with cargo first), and listeners that count the
+// bench/flight_upstream.py), the Flight SQL fixture (tests/fixtures/flight-sql-server),
+// quiver-gateway binaries (built with cargo first), and listeners that count the
 // connections made to them. Used by tests/js/flight*.test.js, tests/browser/run.mjs and
 // bench/browser.mjs. Everything is killed by stop(), and on exit.
 import { spawn, execFileSync } from 'node:child_process';
@@ -171,17 +171,33 @@ export async function startFlightEnv({ origin, release = false } = {}) {
 const sqlFixture = resolve(root, 'tests/fixtures/flight-sql-server');
 
 /**
- * Builds the Flight SQL fixture (datafusion-flight-sql-server; a no-op when fresh) in its
- * own target dir, and returns the binary's path.
+ * Builds a package of the Flight SQL fixture's workspace (a no-op when fresh) in its own
+ * target dir, and returns the path of its binary: the server (datafusion-flight-sql-server),
+ * or `flight-sql-read`, the benchmark's native client (`reader/`), in release if asked.
  */
-export function buildFlightSqlFixture() {
+export function buildFlightSqlFixture({ bin = 'quiver-flight-sql-fixture', release = false } = {}) {
   const target = resolve(sqlFixture, 'target');
-  execFileSync('cargo', ['build', '-q', '--locked', '--manifest-path', resolve(sqlFixture, 'Cargo.toml')], {
+  const args = ['build', '-q', '--locked', '--manifest-path', resolve(sqlFixture, 'Cargo.toml'), '-p', bin];
+  execFileSync('cargo', [...args, ...(release ? ['--release'] : [])], {
     cwd: root,
     stdio: 'inherit',
     env: { ...process.env, CARGO_TARGET_DIR: target },
   });
-  return resolve(target, 'debug/quiver-flight-sql-fixture');
+  return resolve(target, release ? 'release' : 'debug', bin);
+}
+
+/**
+ * Starts the fixture binary `fixture` serving (`args`: `--bench` adds the benchmark's
+ * table); resolves with its location and pid.
+ */
+export async function startFlightSqlServer(fixture, args = []) {
+  const server = launch(fixture, ['serve', ...args], 'stdout');
+  const port = await server.waitFor(/^\d+$/, START_TIMEOUT_MS);
+  if (!port) {
+    await server.stop();
+    throw new Error(`${fixture} serve ${args.join(' ')} did not print its port`);
+  }
+  return { location: `grpc://127.0.0.1:${port}`, pid: server.child.pid, stop: server.stop };
 }
 
 /**
@@ -192,13 +208,10 @@ export function buildFlightSqlFixture() {
 export async function startFlightSqlEnv() {
   const fixture = buildFlightSqlFixture();
   const binary = buildGateway();
-  const server = launch(fixture, ['serve'], 'stdout');
-  const port = await server.waitFor(/^\d+$/, START_TIMEOUT_MS);
-  if (!port) throw new Error(`${fixture} serve did not print its port`);
-  const location = `grpc://127.0.0.1:${port}`;
+  const server = await startFlightSqlServer(fixture);
   let gateway;
   try {
-    gateway = await startGateway(binary, ['--upstream', location]);
+    gateway = await startGateway(binary, ['--upstream', server.location]);
   } catch (error) {
     await server.stop();
     throw error;
@@ -212,7 +225,7 @@ export async function startFlightSqlEnv() {
   };
   return {
     gateway: gateway.url,
-    location,
+    location: server.location,
     native,
     stop: () => Promise.all([gateway.stop(), server.stop()]),
   };
