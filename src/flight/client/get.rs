@@ -109,9 +109,8 @@ impl Window {
 enum Reader {
     /// Nobody now: chunks wait in the queue.
     Idle,
-    /// A `next()` waits for the next batch or the end, or a `readChunk()` (`chunks`) for
-    /// the next chunk.
-    Waiting { chunks: bool },
+    /// A `next()` waits for the next chunk or the end.
+    Waiting,
     /// `readAll()` gathers every batch until the end.
     Collecting(Vec<ArrowBatch>),
 }
@@ -127,12 +126,10 @@ struct Queued {
 /// What `next()` finds.
 #[derive(Debug)]
 pub enum Next {
-    Batch(ArrowBatch),
     Chunk(Chunk),
     /// The stream has ended, with this status.
     End(Result<(), Failure>),
-    /// Nothing yet: an [`Action::Batch`] (or [`Action::Chunk`]) or [`Action::GetEnded`]
-    /// will answer.
+    /// Nothing yet: an [`Action::Chunk`] or [`Action::GetEnded`] will answer.
     Wait,
 }
 
@@ -332,8 +329,8 @@ impl GetStream {
         }
     }
 
-    /// Hands a chunk to the reader, or queues it. `next()` and `readAll()` skip
-    /// app_metadata: what they would not return is consumed at once.
+    /// Hands a chunk to the reader, or queues it. `readAll()` skips app_metadata: it is
+    /// consumed at once.
     fn deliver(
         &mut self,
         batch: Option<ArrowBatch>,
@@ -346,8 +343,12 @@ impl GetStream {
         let stream = self.id;
         let bytes = std::mem::take(&mut self.window.since_batch);
         match (&mut self.reader, batch) {
-            (Reader::Collecting(batches), batch) => batches.extend(batch),
-            (Reader::Waiting { chunks: true }, batch) => {
+            (Reader::Collecting(batches), batch) => {
+                if let Some(batch) = batch {
+                    batches.push(batch);
+                }
+            }
+            (Reader::Waiting, batch) => {
                 self.reader = Reader::Idle;
                 let chunk = Chunk {
                     batch,
@@ -355,11 +356,6 @@ impl GetStream {
                 };
                 out.push(Action::Chunk { stream, chunk });
             }
-            (Reader::Waiting { chunks: false }, Some(batch)) => {
-                self.reader = Reader::Idle;
-                out.push(Action::Batch { stream, batch });
-            }
-            (Reader::Waiting { chunks: false }, None) => {}
             (Reader::Idle, batch) => {
                 self.window.queued += bytes;
                 // Each chunk costs its bookkeeping too: a metadata frame of 1 byte is one.
@@ -440,7 +436,7 @@ impl GetStream {
                 stream: self.id,
                 result: self.collected(&result, batches),
             }),
-            Reader::Waiting { .. } | Reader::Idle => {
+            Reader::Waiting | Reader::Idle => {
                 self.reader = Reader::Idle;
                 out.push(Action::GetEnded {
                     stream: self.id,
@@ -461,47 +457,26 @@ impl GetStream {
         Ok((schema, batches))
     }
 
-    /// The next batch, the end, or [`Next::Wait`]; app_metadata is skipped. Taking from
-    /// the queue may grant credit.
+    /// The next [`Chunk`], the end, or [`Next::Wait`]. Taking a queued chunk may grant
+    /// credit.
     pub fn next(&mut self, out: &mut Actions) -> Result<Next, ClientError> {
-        self.read(false, out)
-    }
-
-    /// The next [`Chunk`] (as [`Next::Chunk`]), the end, or [`Next::Wait`].
-    pub fn next_chunk(&mut self, out: &mut Actions) -> Result<Next, ClientError> {
-        self.read(true, out)
-    }
-
-    fn read(&mut self, chunks: bool, out: &mut Actions) -> Result<Next, ClientError> {
-        let mut found = None;
-        let taken = !self.queue.is_empty();
-        while let Some(queued) = self.queue.pop_front() {
+        if let Some(queued) = self.queue.pop_front() {
             self.window.queued -= queued.bytes;
             self.queued_memory -= queued.memory;
-            found = match (chunks, queued.chunk) {
-                (true, chunk) => Some(Next::Chunk(chunk)),
-                (false, chunk) => chunk.batch.map(Next::Batch),
-            };
-            if found.is_some() {
-                break;
-            }
-        }
-        if taken {
             // Less than before: what other streams hold may be over, but not this one.
             let _ = self.hold();
             self.grant(out);
+            return Ok(Next::Chunk(queued.chunk));
         }
-        match (found, &self.done, &self.reader) {
-            (Some(next), ..) => Ok(next),
-            (None, Some(result), _) => Ok(Next::End(result.clone())),
-            (None, None, Reader::Idle) => {
-                self.reader = Reader::Waiting { chunks };
+        match (&self.done, &self.reader) {
+            (Some(result), _) => Ok(Next::End(result.clone())),
+            (None, Reader::Idle) => {
+                self.reader = Reader::Waiting;
                 Ok(Next::Wait)
             }
-            (None, None, _) => Err(ClientError::Usage(match chunks {
-                true => "readChunk() was called while a previous next(), readChunk() or readAll() is pending",
-                false => "next() was called while a previous next(), readChunk() or readAll() is pending",
-            })),
+            (None, _) => Err(ClientError::Usage(
+                "readChunk() was called while a previous readChunk() or readAll() is pending",
+            )),
         }
     }
 
@@ -510,10 +485,15 @@ impl GetStream {
     pub fn collect(&mut self, out: &mut Actions) -> Result<Option<Collected>, ClientError> {
         if !matches!(self.reader, Reader::Idle) {
             return Err(ClientError::Usage(
-                "readAll() was called while a previous next(), readChunk() or readAll() is pending",
+                "readAll() was called while a previous readChunk() or readAll() is pending",
             ));
         }
-        let batches: Vec<ArrowBatch> = self.queue.drain(..).filter_map(|q| q.chunk.batch).collect();
+        let mut batches = Vec::new();
+        for queued in self.queue.drain(..) {
+            if let Some(batch) = queued.chunk.batch {
+                batches.push(batch);
+            }
+        }
         self.window.queued = 0;
         self.queued_memory = 0;
         let _ = self.hold();

@@ -55,9 +55,7 @@ pub enum Action {
         stream: u32,
         result: Result<Vec<ServerMessage>, Failure>,
     },
-    /// The batch a waiting `next()` of DoGet `stream` gets.
-    Batch { stream: u32, batch: ArrowBatch },
-    /// The chunk a waiting `readChunk()` of DoGet `stream` gets.
+    /// The chunk a waiting `next()` of DoGet `stream` gets.
     Chunk { stream: u32, chunk: Chunk },
     /// DoGet `stream` ended; a waiting `next()` gets this.
     GetEnded {
@@ -95,10 +93,9 @@ pub enum ClientError {
     Usage(&'static str),
     #[error("the upload failed: {0}")]
     PutFailed(String),
-    #[error(
-        "app_metadata of {found} bytes does not fit in one frame: the limit here is {limit} \
-         bytes (the gateway's maxSegmentBytes and credit window, less an IPC byte with a batch)"
-    )]
+    /// The limit is the gateway's `maxSegmentBytes` or credit window, less an IPC byte
+    /// with a batch.
+    #[error("app_metadata of {found} bytes is over the {limit} that fit in one frame")]
     AppMetadata { found: usize, limit: usize },
     /// Handles release their stream only when dropped, so a call never finds it gone.
     #[error("stream {0} is gone")]

@@ -12,7 +12,6 @@ use wasm_bindgen::prelude::*;
 use wasm_bindgen_futures::JsFuture;
 use web_sys::{AbortSignal, WebSocket};
 
-use super::super::batch::RecordBatch;
 use super::super::object::set;
 use super::super::reader::push_js;
 use super::abort::AbortWatch;
@@ -327,14 +326,6 @@ fn take(conn: &ConnRef, id: u32) -> Option<Pending> {
     conn.borrow_mut().remove(id)
 }
 
-/// The `next()` or `readChunk()` waiting on DoGet `id`.
-fn take_waiter(conn: &ConnRef, id: u32) -> Option<Deferred> {
-    match conn.borrow_mut().entry(id) {
-        Some(Pending::Get { waiter, .. }) => waiter.take(),
-        _ => None,
-    }
-}
-
 /// DoGet `id` has ended: its handle, if it still lives, takes the stream over.
 fn move_home(conn: &ConnRef, id: u32, home: &Weak<RefCell<Home>>) {
     if let Some(home) = home.upgrade() {
@@ -375,16 +366,12 @@ fn perform(conn: &ConnRef, action: Action) {
                 done.settle(result.and_then(|messages| answer(kind, messages)));
             }
         }
-        Action::Batch {
-            stream,
-            batch: (batch, metadata),
-        } => {
-            if let Some(waiter) = take_waiter(conn, stream) {
-                waiter.resolve(&RecordBatch::with_metadata(batch, metadata).into());
-            }
-        }
         Action::Chunk { stream, chunk } => {
-            if let Some(waiter) = take_waiter(conn, stream) {
+            let waiter = match conn.borrow_mut().entry(stream) {
+                Some(Pending::Get { waiter, .. }) => waiter.take(),
+                _ => None,
+            };
+            if let Some(waiter) = waiter {
                 waiter.resolve(&chunk_to_js(chunk));
             }
         }

@@ -194,26 +194,6 @@ impl FlightStream {
     pub(super) fn new(stream: StreamHandle) -> Self {
         FlightStream { stream }
     }
-
-    fn settle(&self, next: Next) -> WasmResult<Promise> {
-        let promise = match next {
-            Next::Batch((batch, metadata)) => {
-                Promise::resolve(&JsValue::from(RecordBatch::with_metadata(batch, metadata)))
-            }
-            Next::Chunk(chunk) => Promise::resolve(&chunk_to_js(chunk)),
-            Next::End(Ok(())) => Promise::resolve(&JsValue::UNDEFINED),
-            Next::End(Err(failure)) => Promise::reject(&to_js(&failure)),
-            Next::Wait => {
-                let (promise, waiter) = Deferred::new();
-                // Not ended, so still on its connection.
-                if let Some(conn) = self.stream.conn() {
-                    conn.borrow_mut().wait(self.stream.id, waiter);
-                }
-                promise
-            }
-        };
-        Ok(promise)
-    }
 }
 
 /// A `FlightStreamChunk`; `appMetadata` is copied out of wasm memory.
@@ -229,15 +209,10 @@ pub(super) fn chunk_to_js(chunk: Chunk) -> JsValue {
 
 #[wasm_bindgen]
 impl FlightStream {
-    /// The next batch, or `undefined` at the end of the stream. Rejects with a
-    /// `FlightError` if the stream failed, after the batches that came before the failure.
-    #[wasm_bindgen(unchecked_return_type = "Promise<RecordBatch | undefined>")]
-    pub fn next(&self) -> WasmResult<Promise> {
-        self.settle(self.stream.with(|get, out| get.next(out))?)
-    }
-
-    /// The next chunk, `{ data, appMetadata }`, or `undefined` at the end of the stream;
-    /// rejects as `next()` does.
+    /// The next chunk, `{ data, appMetadata }`, or `undefined` at the end of the stream.
+    /// Rejects with a `FlightError` if the stream failed, after the chunks that came
+    /// before the failure. `next()` and `for await` read chunks with this, and skip
+    /// `app_metadata`.
     ///
     /// ```js
     /// for (let c = await stream.readChunk(); c; c = await stream.readChunk()) {
@@ -247,7 +222,20 @@ impl FlightStream {
     /// ```
     #[wasm_bindgen(js_name = readChunk, unchecked_return_type = "Promise<FlightStreamChunk | undefined>")]
     pub fn read_chunk(&self) -> WasmResult<Promise> {
-        self.settle(self.stream.with(|get, out| get.next_chunk(out))?)
+        let promise = match self.stream.with(|get, out| get.next(out))? {
+            Next::Chunk(chunk) => Promise::resolve(&chunk_to_js(chunk)),
+            Next::End(Ok(())) => Promise::resolve(&JsValue::UNDEFINED),
+            Next::End(Err(failure)) => Promise::reject(&to_js(&failure)),
+            Next::Wait => {
+                let (promise, waiter) = Deferred::new();
+                // Not ended, so still on its connection.
+                if let Some(conn) = self.stream.conn() {
+                    conn.borrow_mut().wait(self.stream.id, waiter);
+                }
+                promise
+            }
+        };
+        Ok(promise)
     }
 
     /// Every remaining batch, as one `Table` (yours to `free()`), once the stream ends.

@@ -10,7 +10,7 @@ use super::super::batch::RecordBatch;
 use super::super::error::WasmResult;
 use super::conn::{run, with_client, Owner};
 use super::deferred::Deferred;
-use crate::flight::client::{Actions, ClientError, PutStream as CorePut};
+use crate::flight::client::{Actions, PutStream as CorePut};
 use crate::flight::control::Descriptor;
 
 /// An open DoPut: write batches, then `finish()` for the server's PutResults.
@@ -45,11 +45,13 @@ impl PutStream {
         PutStream { owner, id }
     }
 
-    /// Runs a write, then resolves once what was written is sent.
-    fn send(
-        &self,
-        write: impl FnOnce(&mut CorePut, &mut Actions) -> Result<(), ClientError>,
-    ) -> WasmResult<Promise> {
+    /// Writes `batch` with `app_metadata`, or `app_metadata` alone; the promise resolves
+    /// once what was written is sent.
+    fn send(&self, batch: Option<&RecordBatch>, app_metadata: Vec<u8>) -> WasmResult<Promise> {
+        let write = |put: &mut CorePut, out: &mut Actions| match batch {
+            Some(b) => put.write(b.as_arrow(), b.metadata_ref(), app_metadata, out),
+            None => put.write_metadata(app_metadata, out),
+        };
         let conn = &self.owner.conn;
         let written = conn
             .borrow_mut()
@@ -99,8 +101,7 @@ impl PutStream {
         batch: &RecordBatch,
         #[wasm_bindgen(js_name = appMetadata)] app_metadata: Option<Vec<u8>>,
     ) -> WasmResult<Promise> {
-        let app_metadata = app_metadata.unwrap_or_default();
-        self.send(|put, out| put.write(batch.as_arrow(), batch.metadata_ref(), app_metadata, out))
+        self.send(Some(batch), app_metadata.unwrap_or_default())
     }
 
     /// Sends `appMetadata` alone, as a `FlightData` without data, after the batches
@@ -111,7 +112,7 @@ impl PutStream {
         &self,
         #[wasm_bindgen(js_name = appMetadata)] app_metadata: Vec<u8>,
     ) -> WasmResult<Promise> {
-        self.send(|put, out| put.write_metadata(app_metadata, out))
+        self.send(None, app_metadata)
     }
 
     /// Ends the upload and resolves with the `app_metadata` of each PutResult.
