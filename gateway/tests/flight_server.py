@@ -29,8 +29,13 @@ Tickets (UTF-8):
                                 the cancellation is always seen there)
   big                           one 1.5M-row int64 batch (12 MB, above gRPC's 4 MiB default)
   meta:<n>                      n batches with app_metadata b"m<i>"
+  dict                          one 3-row batch of a dictionary-encoded utf8 column "d"
   put:<name>                    what a DoPut to path [<name>] stored; a DoPut whose call
                                 was cancelled stores nothing
+
+A DoPut answers two PutResults: "stored <rows> rows", then the app_metadata it read,
+joined by ","; to a path starting "chunks", a third: each chunk it read as
+"batch:<app_metadata>" or, without data, "none:<app_metadata>", joined by ";".
 
 ListFlights answers the ["parts"] flight; GetSchema the data schema; ListActions "dump".
 DoAction "headers" returns the call's request headers as a JSON object of lists.
@@ -158,6 +163,10 @@ class Server(flight.FlightServerBase):
             return SCHEMA, (make_batch(part, i, rows) for i in range(count))
         if kind == "paced":
             return self.batches("data:" + rest.split(":", 2)[2])
+        if kind == "dict":
+            column = pa.array(["a", "b", "a"]).dictionary_encode()
+            table = pa.table({"d": column})
+            return table.schema, iter(table.to_batches())
         if kind == "big":
             ids = pa.array(range(1_500_000), pa.int64())
             big = pa.record_batch([ids], names=["id"])
@@ -183,6 +192,9 @@ class Server(flight.FlightServerBase):
         if kind == "paced":
             return flight.GeneratorStream(SCHEMA, self.paced(text), options=self.options)
         schema, batches = self.batches(text)
+        if kind == "dict":
+            # GeneratorStream sends no dictionaries; RecordBatchStream does.
+            return flight.RecordBatchStream(pa.Table.from_batches(batches, schema), options=self.options)
         return flight.GeneratorStream(schema, batches, options=self.options)
 
     def failing(self, n):
@@ -251,13 +263,18 @@ class Server(flight.FlightServerBase):
         if name == "refused":
             # Answers before reading the upload, as Flight SQL servers refuse a command.
             raise NotImplementedError("uploads to refused are not implemented")
-        batches, metadata = [], []
+        batches, metadata, chunks = [], [], []
         try:
             for chunk in reader:
+                meta = chunk.app_metadata
+                meta = "" if meta is None else meta.to_pybytes().decode()
+                if meta:
+                    metadata.append(meta)
+                chunks.append(("none:" if chunk.data is None else "batch:") + meta)
+                if chunk.data is None:
+                    continue
                 print(f"PUT BATCH {name} {len(batches)}", flush=True)
                 batches.append(chunk.data)
-                if chunk.app_metadata is not None:
-                    metadata.append(chunk.app_metadata.to_pybytes().decode())
             # gRPC ends the reader the same way when the client half-closes and when the
             # call is reset: only a call that is not cancelled sent its whole upload.
             if context.is_cancelled():
@@ -270,6 +287,8 @@ class Server(flight.FlightServerBase):
         print(f"PUT STORED {name}", flush=True)
         writer.write(pa.py_buffer(f"stored {table.num_rows} rows".encode()))
         writer.write(pa.py_buffer(",".join(metadata).encode()))
+        if name.startswith("chunks"):
+            writer.write(pa.py_buffer(";".join(chunks).encode()))
 
     def do_action(self, context, action):
         if action.type == "RenewFlightEndpoint":

@@ -29,6 +29,12 @@ interface IterableReader<Batch> {
 
 interface IterableFlightStream<Batch> {
   /**
+   * The next batch, or `undefined` at the end of the stream: `readChunk()` without the
+   * `app_metadata`. Rejects with a `FlightError` if the stream failed, after the batches
+   * that came before the failure.
+   */
+  next(): Promise<Batch | undefined>;
+  /**
    * The batches of the stream as they arrive; each is yours to `free()`. Leaving the
    * loop early cancels the stream. Rejects with a `FlightError` if the stream fails.
    *

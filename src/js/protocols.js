@@ -64,7 +64,7 @@ export async function openFile(source, options) {
  * What the glue cannot generate, and which the entries add to it:
  * - StreamReader: `for (const batch of reader)` drains nextBatch(); `StreamReader.from`
  *   reads a Response, ReadableStream, Blob or async iterable (`for await`);
- * - FlightStream: `for await`;
+ * - FlightStream: `next()` (readChunk() without app_metadata) and `for await`;
  * - FlightClient.doPut takes a Table or an array of batches without taking them from the
  *   caller;
  * - StreamWriter.transformStream: the writer as a TransformStream;
@@ -92,6 +92,13 @@ export function addProtocols({ StreamReader, FlightStream, FlightClient, ArrowFi
   const tableFromIPCAsync = addReaderStreams(StreamReader);
   // Absent from the decode-only build.
   if (FlightStream) {
+    // readChunk() without the app_metadata: what the wasm module would do in more code.
+    FlightStream.prototype.next = async function next() {
+      for (;;) {
+        const chunk = await this.readChunk();
+        if (chunk === undefined || chunk.data) return chunk?.data;
+      }
+    };
     // Leaving the loop early (break, throw) cancels the rest of the stream.
     FlightStream.prototype[Symbol.asyncIterator] = async function* batches() {
       let ended = false;

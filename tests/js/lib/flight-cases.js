@@ -122,6 +122,66 @@ export function flightCases({ test, assert, quiver, env, WebSocket, ForeignWebSo
     }
   });
 
+  test('flight: readChunk gives each batch the app_metadata of its message, in order; next() skips it', async () => {
+    const client = await connect();
+    try {
+      const stream = client.doGet('meta:3');
+      const seen = [];
+      for (let chunk = await stream.readChunk(); chunk !== undefined; chunk = await stream.readChunk()) {
+        // A copy in JS memory, not a view of wasm memory.
+        assert.equal(chunk.appMetadata.buffer.byteLength, chunk.appMetadata.length);
+        seen.push([chunk.data.numRows, text(chunk.appMetadata)]);
+        chunk.data.free();
+      }
+      assert.deepEqual(seen, [[100, 'm0'], [100, 'm1'], [100, 'm2']]);
+      const rows = [];
+      for await (const batch of client.doGet('meta:3')) {
+        rows.push(batch.numRows);
+        batch.free();
+      }
+      assert.deepEqual(rows, [100, 100, 100]);
+      // Messages without app_metadata (the schema, a dictionary) make no chunk.
+      const dict = client.doGet('dict');
+      const chunk = await dict.readChunk();
+      assert.deepEqual([chunk.data.numRows, chunk.appMetadata], [3, null]);
+      chunk.data.free();
+      assert.equal(await dict.readChunk(), undefined);
+    } finally {
+      client.close();
+    }
+  });
+
+  test('flight: DoPut sends app_metadata with its batch, after its dictionary, or alone', async () => {
+    const client = await connect();
+    const put = client.startPut({ path: [tag('chunks')] });
+    const source = await client.doGet('data:0:10:2').readAll();
+    const [a, b] = source.batches;
+    const dict = await client.doGet('dict').readAll();
+    const [d] = dict.batches;
+    try {
+      assert.throws(() => put.writeMetadata(utf8('early')),
+        { message: 'write at least one batch before writeMetadata(): the schema comes first' });
+      assert.throws(() => put.write(a, new Uint8Array(1 << 20)), {
+        message: 'app_metadata of 1048576 bytes is over the 1048575 that fit in one frame',
+      });
+      await put.write(a, utf8('first'));
+      await put.write(b);
+      await put.writeMetadata(utf8('alone'));
+      // pyarrow's reader reads each chunk with the app_metadata of its FlightData.
+      assert.deepEqual((await put.finish()).map(text),
+        ['stored 20 rows', 'first,alone', 'batch:first;batch:;none:alone']);
+      // Arrow C++ would read app_metadata sent with the dictionary as the batch's none.
+      const dictPut = client.startPut({ path: [tag('chunks')] });
+      await dictPut.write(d, utf8('with the dictionary batch'));
+      assert.deepEqual((await dictPut.finish()).map(text),
+        ['stored 3 rows', 'with the dictionary batch', 'batch:with the dictionary batch']);
+      dictPut.free();
+    } finally {
+      for (const x of [put, a, b, source, d, dict]) x.free();
+      client.close();
+    }
+  });
+
   test('flight: a credit window too small for a batch\'s app_metadata fails the stream instead of hanging', async () => {
     const client = await connect();
     try {

@@ -64,6 +64,7 @@ import {
   FlightError,
   type FlightEndpoint,
   type FlightInfo,
+  type FlightStreamChunk,
   type FlightStreamStats,
   type PollInfo,
   type RecordBatch as Batch,
@@ -102,9 +103,14 @@ export async function flight(url: string, table: Table): Promise<number> {
   const stats: FlightStreamStats = stream.stats;
   const all: Table = await client.fetchAll(info, { concurrency: 2, ordered: false, connections: 2 });
   const next: Batch | undefined = await client.doGet('t', { location: 'grpc://h:1' }).next();
+  const chunk: FlightStreamChunk | undefined = await client.doGet('t').readChunk();
+  const appMetadata: Uint8Array | null | undefined = chunk?.appMetadata;
+  chunk?.data?.free();
   const results: Uint8Array[] = await client.doPut({ path: ['up'] }, table);
   const put = client.startPut({ path: ['up'] });
   if (next) await put.write(next);
+  if (next && appMetadata) await put.write(next, appMetadata);
+  await put.writeMetadata(new Uint8Array([1]));
   const more: Uint8Array[] = await put.finish();
   const bodies: Uint8Array[] = await client.doAction('dump', new Uint8Array());
   const actions = await client.listActions();
