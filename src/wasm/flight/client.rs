@@ -4,14 +4,13 @@ use std::rc::Rc;
 
 use js_sys::{Promise, Uint8Array};
 use wasm_bindgen::prelude::*;
-use wasm_bindgen_futures::future_to_promise;
 use web_sys::AbortSignal;
 
 use super::super::error::WasmResult;
 use super::abort::AbortWatch;
 use super::call::CallKind;
 use super::conn::{close, run, with_client, Conn, Owner, Params};
-use super::deferred::Deferred;
+use super::deferred::{promise, Deferred};
 use super::error::{js_message, to_js};
 use super::fetch::fetch_all;
 use super::get::{open_get, FlightStream};
@@ -98,7 +97,7 @@ impl FlightClient {
     #[wasm_bindgen(unchecked_return_type = "Promise<FlightClient>")]
     pub fn connect(url: String, options: Option<ConnectOptionsJs>) -> Promise {
         let options = options.map(JsValue::from).unwrap_or(JsValue::UNDEFINED);
-        future_to_promise(async move {
+        promise(async move {
             let o = connect_options(&options).map_err(invalid)?;
             let params = Params {
                 url,
@@ -266,9 +265,7 @@ impl FlightClient {
         let options = fetch_options(&options.map(JsValue::from).unwrap_or(JsValue::UNDEFINED))?;
         let (endpoints, raw_schema) = endpoints_from_js(&info)?;
         let owner = Rc::clone(&self.owner);
-        Ok(future_to_promise(fetch_all(
-            owner, endpoints, raw_schema, options,
-        )))
+        Ok(promise(fetch_all(owner, endpoints, raw_schema, options)))
     }
 
     /// Starts an upload to `descriptor`; see `PutStream`. `doPut` is the one-call form.

@@ -6,7 +6,7 @@ use std::rc::Rc;
 
 use js_sys::{Function, Promise, Uint8Array};
 use wasm_bindgen::prelude::*;
-use wasm_bindgen_futures::{future_to_promise, JsFuture};
+use wasm_bindgen_futures::JsFuture;
 use web_sys::AbortSignal;
 
 use super::super::batch::{table_with_metadata, RecordBatch};
@@ -15,7 +15,7 @@ use super::super::object::object;
 use super::super::schema::schema_to_js;
 use super::abort::AbortWatch;
 use super::conn::{run, CollectSlot, ConnRef, Home, Owner};
-use super::deferred::Deferred;
+use super::deferred::{promise, Deferred};
 use super::error::to_js;
 use crate::flight::client::status::INTERNAL;
 use crate::flight::client::{Actions, Chunk, ClientError, Collected, Failure, GetStream, Next};
@@ -246,7 +246,7 @@ impl FlightStream {
     #[wasm_bindgen(js_name = readAll, unchecked_return_type = "Promise<Table>")]
     pub fn read_all(&self) -> WasmResult<Promise> {
         let collecting = Collecting::start(&self.stream)?;
-        Ok(future_to_promise(async move {
+        Ok(promise(async move {
             let (schema, batches) = collecting.wait().await.map_err(|f| to_js(&f))?;
             Ok(table_with_metadata(&schema, batches).into())
         }))
