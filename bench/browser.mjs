@@ -5,13 +5,16 @@
 // suite is failed with that error and the exit status is 1.
 // Usage: node bench/browser.mjs DATA_DIR OUT.json suite[,suite] [chromium|firefox|webkit]
 // CHROMIUM, FIREFOX and MINIBROWSER name the binaries (bench/engines.mjs).
-// BENCH_QUICK=1 (bench.sh --quick): few rounds and 32 MiB of Flight per cell.
-import { execFileSync } from 'node:child_process';
+// BENCH_QUICK=1 (bench.sh --quick): few rounds and 32 MiB of Flight per cell and query.
+import { execFile, execFileSync } from 'node:child_process';
 import { readdir, readFile, writeFile } from 'node:fs/promises';
 import { dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
 import { serve } from '../tests/browser/server.mjs';
-import { buildGateway, pythonServer, startGateway } from '../tests/js/lib/flight-env.mjs';
+import {
+  buildFlightSqlFixture, buildGateway, pythonServer, startFlightSqlServer, startGateway,
+} from '../tests/js/lib/flight-env.mjs';
 import { startBareServer } from './bare_ws.mjs';
 import { browserFor, versionOf } from './engines.mjs';
 import { launch } from './launch.mjs';
@@ -24,6 +27,7 @@ const browser = browserFor(engine);
 const env = versionOf(engine, browser);
 const quick = !!process.env.BENCH_QUICK;
 
+const run = promisify(execFile);
 const ticksPerSecond = Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }));
 
 /** A process's user plus system CPU seconds, all its threads, from /proc/<pid>/stat (fields 14 and 15). */
@@ -73,6 +77,21 @@ try {
       upstream: await cpuSeconds(upstream.pid),
       ...(await machineTicks()),
     });
+  }
+  if (suiteList.split(',').includes('flightsql')) {
+    // The Flight SQL fixture with its benchmark table, as the tests build it, behind a
+    // release gateway; arrow-flight's native client is built in release (bench/flight_sql.js).
+    const reader = buildFlightSqlFixture({ bin: 'flight-sql-read', release: true });
+    const fixture = await startFlightSqlServer(buildFlightSqlFixture(), ['--bench']);
+    stops.push(fixture.stop);
+    const gateway = await startGateway(buildGateway({ release: true }),
+      ['--upstream', fixture.location, '--allow-origin', server.url.replace(/\/$/, '')]);
+    stops.push(gateway.stop);
+    page.searchParams.set('sqlGateway', gateway.url);
+    // FLIGHT_SQL_BENCH_MIB: the volume of the flightsql suite's query (default 256 MiB).
+    page.searchParams.set('sqlMiB', process.env.FLIGHT_SQL_BENCH_MIB ?? (quick ? '32' : '256'));
+    routes.sqlNative = async ({ sql }) =>
+      JSON.parse((await run(reader, [fixture.location, sql])).stdout);
   }
   let bench;
   try {

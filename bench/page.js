@@ -63,6 +63,15 @@ async function main() {
       cpu: async () => (await fetch(`${endpoint}cpu`)).json(),
     }
     : undefined;
+  // The gateway in front of the Flight SQL fixture, and arrow-flight's native client run
+  // by browser.mjs, for the flightsql suite.
+  const sql = params.get('sqlGateway')
+    ? {
+      url: params.get('sqlGateway'),
+      mib: Number(params.get('sqlMiB') ?? 256),
+      native: async (query) => (await fetch(`${endpoint}sqlNative?${new URLSearchParams({ sql: query })}`)).json(),
+    }
+    : undefined;
   const report = {};
   const tables = [];
   // A suite that fails in this engine is reported as failed, with its error, and the next
@@ -72,7 +81,7 @@ async function main() {
   for (const name of params.get('suites').split(',')) {
     const suite = suites[name];
     try {
-      report[name] = await suite.run({ quiver, quiverZstdC, arrow, flechette }, files, { ...quick, log: (m) => log(`[${name}] ${m}`), flight });
+      report[name] = await suite.run({ quiver, quiverZstdC, arrow, flechette }, files, { ...quick, log: (m) => log(`[${name}] ${m}`), flight, sql });
       tables.push(suite.tables(report[name], env));
     } catch (e) {
       failed[name] = String(e && e.message ? e.message : e);

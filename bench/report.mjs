@@ -47,6 +47,7 @@ const fileRead = (run, rows, name) => run.report.files?.find((r) => r.kind === '
 const flightIn = (run, mode, rows) => run.report.flight?.find((r) => r.mode === mode && r.rows === rows);
 const flightSizesIn = (run) => [...new Set((run.report.flight ?? []).filter((r) => r.rows).map((r) => r.rows))];
 const flight = (mode, rows) => flightIn(chromium, mode, rows);
+const flightSql = (run, mode) => run.report.flightsql?.find((r) => r.mode === mode)?.mibPerS;
 const flightSizes = flightSizesIn(chromium);
 
 // --- Targets ----------------------------------------------------------------------------
@@ -188,6 +189,10 @@ const WORKS = [
     return `${range(sizes.map((rows) => flightIn(run, 'decoded', rows).mibPerS / flightIn(run, 'raw', rows).mibPerS))} `
       + `(${range(sizes.map((rows) => flightIn(run, 'decoded', rows).mibPerS), (v) => fmt(v, 0))} MiB/s decoded)`;
   }],
+  ['flightsql', 'Flight SQL query, decoded', 'the gateway\'s raw delivery',
+    (run) => `${x(flightSql(run, 'decoded') / flightSql(run, 'raw'))} (${fmt(flightSql(run, 'decoded'), 0)} MiB/s decoded)`],
+  ['flightsql', 'Flight SQL query, decoded', 'arrow-flight\'s Flight SQL client, native',
+    (run) => `${x(flightSql(run, 'decoded') / flightSql(run, 'native'))} (${fmt(flightSql(run, 'native'), 0)} MiB/s native)`],
 ];
 
 /**
@@ -239,7 +244,7 @@ on this page comes from one run:
 - **Date:** ${date} UTC
 - **Machine:** ${cores} cores, ${cpuModel}, ${process.arch}, shared with other work (load average ${loadavg().map((l) => fmt(l, 1)).join(' / ')} over the last 1 / 5 / 15 minutes of the run), so read the ratios, which compare contenders timed in the same interleaved rounds
 - **Duration:** ${process.env.BENCH_SECONDS ? `${fmt(process.env.BENCH_SECONDS / 60, 0)} minutes for the whole of \`bench.sh\`, builds included` : 'not recorded'}
-- **Engines:** ${envs}; each browser (${browsers.join(', ')}) started directly, with no devtools client attached (\`bench/launch.mjs\`), and timed against apache-arrow JS and flechette in the same engine; Firefox and WebKit run the reading, column-access and Flight suites, not the writer
+- **Engines:** ${envs}; each browser (${browsers.join(', ')}) started directly, with no devtools client attached (\`bench/launch.mjs\`), and timed against apache-arrow JS and flechette in the same engine; Firefox and WebKit run the reading, column-access and Flight suites, not the writer or Flight SQL
 
 How each suite measures is in [CONTRIBUTING.md](../CONTRIBUTING.md#benchmarks).
 

@@ -3,6 +3,7 @@
 import { runAccessorsBench, accessorsTables } from './accessors.js';
 import { runFilesBench, filesTables } from './files.js';
 import { runFlightBench, flightTables } from './flight.js';
+import { runFlightSqlBench, flightSqlTables } from './flight_sql.js';
 import { runReaderBench, readerTables } from './reader.js';
 import { runScanBench, scanTables } from './scan.js';
 import { runViewsBench, viewsTables } from './views.js';
@@ -17,6 +18,8 @@ export const suites = {
   writer: { run: runWriterBench, tables: writerTables },
   // Browsers only: it needs the gateway bench/browser.mjs starts (in Node it reports nothing).
   flight: { run: runFlightBench, tables: flightTables },
+  // Chromium only: the Flight SQL fixture, its gateway and arrow-flight's native client.
+  flightsql: { run: runFlightSqlBench, tables: flightSqlTables },
 };
 
 /**

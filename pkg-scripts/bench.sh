@@ -2,18 +2,21 @@
 # Runs every benchmark in Node 20 and in headless Chromium, and the reading, column-access
 # and Flight suites (bench/suites.js, EVERY_ENGINE) in Firefox and WebKit too, each browser
 # started directly (no devtools client), against the real peers (apache-arrow JS,
-# flechette) in the same engine, on the same data, in the same run. The tables and results
-# go to target/bench-results/, one <engine>.json and .md per engine; bench/report.mjs then
-# writes docs/benchmarks.md from them (the tables, the machine, the date, the commit and
-# each target, met or not) and the README's summary. A run of some suites or engines, or a
-# quick one, writes its page to target/bench-results/benchmarks.md instead, so that the
-# committed page always comes from one full run.
+# flechette) in the same engine, on the same data, in the same run. The Flight SQL suite
+# runs in Chromium only, against the Flight SQL test fixture and arrow-flight's native
+# client, which bench/browser.mjs builds (CONTRIBUTING.md says what they cost). The tables
+# and results go to target/bench-results/, one <engine>.json and .md per engine;
+# bench/report.mjs then writes docs/benchmarks.md from them (the tables, the machine, the
+# date, the commit and each target, met or not) and the README's summary. A run of some
+# suites or engines, or a quick one, writes its page to target/bench-results/benchmarks.md
+# instead, so that the committed page always comes from one full run.
 #
 # Usage: pkg-scripts/bench.sh [--zstd-c] [--quick] [--engines e,e...] [suite,suite...]
 #   --zstd-c   also builds the zstd-c flavour (build.sh --zstd-c) and adds it to the reader
 #              suite's ZSTD rows, as "Quiver (C zstd)".
-#   --quick    one round per cell, no minimum time, 32 MiB of Flight per cell, no native
-#              run: checks that every path works in minutes; its figures mean nothing.
+#   --quick    one round per cell, no minimum time, 32 MiB of Flight per cell and Flight
+#              SQL query, no native reader run: checks that every path works in minutes;
+#              its figures mean nothing.
 #   --engines  which browsers, of chromium,firefox,webkit (default: all three).
 # Default: every suite. An engine that fails a suite is recorded in its results and named
 # in the report; the run goes on and exits 1 at the end.

@@ -61,7 +61,7 @@ wasm="$target_dir/wasm32-unknown-unknown/release/quiver.wasm"
 inputs_hash=$({
   echo "$flavour" "$(wasm-bindgen --version)" "$("$wasm_opt" --version)"
   sha256sum "$wasm" Cargo.toml pkg-scripts/build.sh pkg-scripts/patch-glue.mjs \
-    src/js/protocols.d.ts
+    pkg-scripts/patch-types.mjs src/js/protocols.d.ts
   find pkg-template -type f -print0 | sort -z | xargs -0 sha256sum
 } | sha256sum | cut -d' ' -f1)
 
@@ -88,6 +88,8 @@ else
   # calls before init(). See patch-glue.mjs.
   node pkg-scripts/patch-glue.mjs web "$stage/web/quiver.js"
   node pkg-scripts/patch-glue.mjs nodejs "$stage/node/quiver.cjs"
+  # Table and RecordBatch take their row type as a parameter. See patch-types.mjs.
+  node pkg-scripts/patch-types.mjs "$stage/web/quiver.d.ts" "$stage/node/quiver.d.cts"
 
   # wasm-bindgen writes the same .wasm for both targets; wasm-opt (a minute per run) is
   # run once and its output shared. The features are those rustc enables by default for

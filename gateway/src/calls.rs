@@ -1,5 +1,6 @@
 //! The Flight calls whose results travel as JSON: Handshake, ListFlights, GetFlightInfo,
-//! PollFlightInfo, GetSchema, DoAction and ListActions. Flight SQL's `sql.` actions go
+//! PollFlightInfo, GetSchema, DoAction and ListActions. The `sql.` actions, whose
+//! protobuf the gateway encodes (Flight SQL's, CancelFlightInfo, RenewFlightEndpoint), go
 //! through [`SqlAction`].
 
 use arrow_flight::{Action, Criteria, Empty, HandshakeRequest};
@@ -62,15 +63,8 @@ pub(crate) async fn run(
         }
         ClientMessage::PollFlightInfo { stream, descriptor } => {
             let req = request(descriptor_to_proto(descriptor)?, metadata)?;
-            let mut poll =
-                poll_from_proto(stream, client.poll_flight_info(req).await?.into_inner());
-            if let ServerMessage::PollInfo {
-                info: Some(info), ..
-            } = &mut poll
-            {
-                info.schema = encapsulated(std::mem::take(&mut info.schema));
-            }
-            send(poll).await?;
+            let poll = client.poll_flight_info(req).await?.into_inner();
+            send(poll_from_proto(stream, poll)?).await?;
         }
         ClientMessage::GetSchema { stream, descriptor } => {
             let req = request(descriptor_to_proto(descriptor)?, metadata)?;

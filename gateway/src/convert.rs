@@ -2,7 +2,8 @@
 
 use arrow_flight::flight_descriptor::DescriptorType;
 use arrow_flight::{FlightDescriptor, FlightEndpoint, FlightInfo, Location, PollInfo, Ticket};
-use quiver::flight::control::{self, code_name, Descriptor, ServerMessage};
+use prost::Message;
+use quiver::flight::control::{self, check_poll_info, code_name, Descriptor, ServerMessage};
 use quiver::flight::message::CONTINUATION;
 use tonic::Status;
 
@@ -32,7 +33,7 @@ fn timestamp_ms(t: Option<prost_types::Timestamp>) -> Option<i64> {
     })
 }
 
-fn endpoint_from_proto(e: FlightEndpoint) -> control::Endpoint {
+pub(crate) fn endpoint_from_proto(e: FlightEndpoint) -> control::Endpoint {
     control::Endpoint {
         ticket: e.ticket.map(|t| t.ticket.to_vec()).unwrap_or_default(),
         locations: e.location.into_iter().map(|l| l.uri).collect(),
@@ -48,7 +49,7 @@ fn timestamp_from_ms(ms: i64) -> prost_types::Timestamp {
     }
 }
 
-fn endpoint_to_proto(e: control::Endpoint) -> FlightEndpoint {
+pub(crate) fn endpoint_to_proto(e: control::Endpoint) -> FlightEndpoint {
     FlightEndpoint {
         ticket: Some(Ticket::new(e.ticket)),
         location: e
@@ -86,14 +87,37 @@ pub(crate) fn info_from_proto(i: FlightInfo) -> control::FlightInfo {
     }
 }
 
-pub(crate) fn poll_from_proto(stream: u32, p: PollInfo) -> ServerMessage {
-    ServerMessage::PollInfo {
+/// The `pollInfo` message of the server's PollInfo, or why Flight.proto refuses it.
+pub(crate) fn poll_from_proto(stream: u32, p: PollInfo) -> Result<ServerMessage, Status> {
+    let info = p.info.map(|i| {
+        let mut info = info_from_proto(i);
+        info.schema = encapsulated(std::mem::take(&mut info.schema));
+        info
+    });
+    let descriptor = p.flight_descriptor.map(descriptor_from_proto);
+    check_poll_info(info.as_ref(), descriptor.as_ref(), p.progress).map_err(|reason| {
+        Status::internal(format!(
+            "the server's PollInfo breaks Flight.proto: {reason}"
+        ))
+    })?;
+    Ok(ServerMessage::PollInfo {
         stream,
-        info: p.info.map(info_from_proto),
-        descriptor: p.flight_descriptor.map(descriptor_from_proto),
+        info,
+        descriptor,
         progress: p.progress,
         expiration_time_ms: timestamp_ms(p.expiration_time),
-    }
+    })
+}
+
+/// Decodes a protobuf message the server sent, or says which one did not decode. `what`
+/// names it with its article: "a DoPutUpdateResult".
+pub(crate) fn decode<M: Message + Default>(bytes: &[u8], what: &str) -> Result<M, Status> {
+    M::decode(bytes).map_err(|e| {
+        Status::internal(format!(
+            "expected {what} from the server, found {} bytes that do not decode: {e}",
+            bytes.len()
+        ))
+    })
 }
 
 /// The terminal message of a stream, as `status::for_browser` has it.

@@ -18,18 +18,32 @@ Tickets (UTF-8):
                                 sends its traceback in the status message
   slow:<tag>                    small batches 50 ms apart until cancelled; prints
                                 "CANCELLED <tag>" when context.is_cancelled() turns true
+  paced:<tag>:<ms>:<part>:<rows>:<batches>
+                                the batches of data:<part>:<rows>:<batches>, <ms> apart;
+                                prints "PACED START <ticket> <t>" before the first and
+                                "PACED END <ticket> <t>" after the last, t in seconds of
+                                time.monotonic() (CLOCK_MONOTONIC, one clock for every
+                                process of the machine)
   hold:<tag>                    one small batch, then nothing until cancelled; prints
                                 "CANCELLED <tag>" then (waiting inside the generator, so
                                 the cancellation is always seen there)
   big                           one 1.5M-row int64 batch (12 MB, above gRPC's 4 MiB default)
   meta:<n>                      n batches with app_metadata b"m<i>"
+  dict                          one 3-row batch of a dictionary-encoded utf8 column "d"
   put:<name>                    what a DoPut to path [<name>] stored; a DoPut whose call
                                 was cancelled stores nothing
 
+A DoPut answers two PutResults: "stored <rows> rows", then the app_metadata it read,
+joined by ","; to a path starting "chunks", a third: each chunk it read as
+"batch:<app_metadata>" or, without data, "none:<app_metadata>", joined by ";".
+
 ListFlights answers the ["parts"] flight; GetSchema the data schema; ListActions "dump".
 DoAction "headers" returns the call's request headers as a JSON object of lists.
+DoAction "RenewFlightEndpoint" answers the request's endpoint an hour later (its expiration
+plus an hour, or now plus an hour if it had none), with app_metadata "renewed".
 GetFlightInfo on path ["parts"] answers part 0 here and part 1 at each --peer; on
-["forbidden", <uri>] it answers one endpoint at <uri>. DoAction "dump" returns the
+["forbidden", <uri>] it answers one endpoint at <uri>; on ["endpoints", <json>] the endpoints
+the JSON list of {"ticket": <text>, "locations": [<uri>, ...]} names. DoAction "dump" returns the
 uncompressed IPC stream of the ticket in its body, the reference the tests compare with.
 """
 
@@ -147,6 +161,12 @@ class Server(flight.FlightServerBase):
         if kind == "data":
             part, rows, count = (int(x) for x in rest.split(":"))
             return SCHEMA, (make_batch(part, i, rows) for i in range(count))
+        if kind == "paced":
+            return self.batches("data:" + rest.split(":", 2)[2])
+        if kind == "dict":
+            column = pa.array(["a", "b", "a"]).dictionary_encode()
+            table = pa.table({"d": column})
+            return table.schema, iter(table.to_batches())
         if kind == "big":
             ids = pa.array(range(1_500_000), pa.int64())
             big = pa.record_batch([ids], names=["id"])
@@ -169,7 +189,12 @@ class Server(flight.FlightServerBase):
             return flight.GeneratorStream(SCHEMA, self.slow(context, rest), options=self.options)
         if kind == "hold":
             return flight.GeneratorStream(SCHEMA, self.hold(context, rest), options=self.options)
+        if kind == "paced":
+            return flight.GeneratorStream(SCHEMA, self.paced(text), options=self.options)
         schema, batches = self.batches(text)
+        if kind == "dict":
+            # GeneratorStream sends no dictionaries; RecordBatchStream does.
+            return flight.RecordBatchStream(pa.Table.from_batches(batches, schema), options=self.options)
         return flight.GeneratorStream(schema, batches, options=self.options)
 
     def failing(self, n):
@@ -195,6 +220,16 @@ class Server(flight.FlightServerBase):
             time.sleep(0.05)
         print(f"CANCELLED {tag}", flush=True)
 
+    def paced(self, ticket):
+        pause = int(ticket.split(":")[2]) / 1000
+        _, batches = self.batches(ticket)
+        print(f"PACED START {ticket} {time.monotonic()}", flush=True)
+        for i, batch in enumerate(batches):
+            if i:
+                time.sleep(pause)
+            yield batch
+        print(f"PACED END {ticket} {time.monotonic()}", flush=True)
+
     def get_flight_info(self, context, descriptor):
         path = [p.decode() for p in descriptor.path]
         if path == ["parts"]:
@@ -205,6 +240,11 @@ class Server(flight.FlightServerBase):
             ]
         elif len(path) == 2 and path[0] == "forbidden":
             endpoints = [flight.FlightEndpoint(b"data:0:10:1", [path[1]])]
+        elif len(path) == 2 and path[0] == "endpoints":
+            endpoints = [
+                flight.FlightEndpoint(e["ticket"].encode(), e["locations"])
+                for e in json.loads(path[1])
+            ]
         else:
             raise flight.FlightServerError(f"unknown path {path}")
         return flight.FlightInfo(SCHEMA, descriptor, endpoints, -1, -1)
@@ -223,13 +263,18 @@ class Server(flight.FlightServerBase):
         if name == "refused":
             # Answers before reading the upload, as Flight SQL servers refuse a command.
             raise NotImplementedError("uploads to refused are not implemented")
-        batches, metadata = [], []
+        batches, metadata, chunks = [], [], []
         try:
             for chunk in reader:
+                meta = chunk.app_metadata
+                meta = "" if meta is None else meta.to_pybytes().decode()
+                if meta:
+                    metadata.append(meta)
+                chunks.append(("none:" if chunk.data is None else "batch:") + meta)
+                if chunk.data is None:
+                    continue
                 print(f"PUT BATCH {name} {len(batches)}", flush=True)
                 batches.append(chunk.data)
-                if chunk.app_metadata is not None:
-                    metadata.append(chunk.app_metadata.to_pybytes().decode())
             # gRPC ends the reader the same way when the client half-closes and when the
             # call is reset: only a call that is not cancelled sent its whole upload.
             if context.is_cancelled():
@@ -242,8 +287,12 @@ class Server(flight.FlightServerBase):
         print(f"PUT STORED {name}", flush=True)
         writer.write(pa.py_buffer(f"stored {table.num_rows} rows".encode()))
         writer.write(pa.py_buffer(",".join(metadata).encode()))
+        if name.startswith("chunks"):
+            writer.write(pa.py_buffer(";".join(chunks).encode()))
 
     def do_action(self, context, action):
+        if action.type == "RenewFlightEndpoint":
+            return [flight.Result(renewed(action.body.to_pybytes()).serialize())]
         if action.type == "headers":
             headers = context.get_middleware("headers").headers
             return [flight.Result(json.dumps(headers, sort_keys=True).encode())]
@@ -255,6 +304,24 @@ class Server(flight.FlightServerBase):
             for b in batches:
                 w.write_batch(b)
         return [flight.Result(sink.getvalue())]
+
+
+def renewed(body):
+    """The endpoint of a RenewFlightEndpointRequest (field 1, its only one), renewed."""
+    if body[:1] != b"\x0a":
+        raise flight.FlightServerError("expected a RenewFlightEndpointRequest")
+    length, shift, at = 0, 0, 1
+    while True:
+        byte = body[at]
+        length |= (byte & 0x7F) << shift
+        shift, at = shift + 7, at + 1
+        if byte < 0x80:
+            break
+    endpoint = flight.FlightEndpoint.deserialize(body[at:at + length])
+    expires = endpoint.expiration_time
+    base = time.time_ns() if expires is None else expires.value
+    later = pa.scalar(base + 3600 * 10**9, pa.timestamp("ns", "UTC"))
+    return flight.FlightEndpoint(endpoint.ticket, endpoint.locations, later, "renewed")
 
 
 def main():

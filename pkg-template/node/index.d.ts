@@ -1,4 +1,4 @@
-import type { ArrowFile, ReaderOptions, RecordBatch, Table, WriterOptions } from './quiver.cjs';
+import type { ArrowFile, ReaderOptions, RecordBatch, Row, Table, WriterOptions } from './quiver.cjs';
 
 export * from './quiver.cjs';
 
@@ -20,6 +20,7 @@ declare module './quiver.cjs' {
     const transformStream: StreamWriterTransformStream<RecordBatch, WriterOptions>;
   }
   interface FlightStream extends IterableFlightStream<RecordBatch> {}
-  interface FlightClient extends FlightClientDoPut<RecordBatch, Table>, FlightClientSql<RecordBatch, Table> {}
+  interface FlightClient extends FlightClientDoPut<RecordBatch, Table>, FlightClientSql<RecordBatch, Table>,
+    FlightClientRenew {}
   interface ArrowFile extends FileBatches<RecordBatch> {}
 }

@@ -1,4 +1,4 @@
-import type { ArrowFile, ReaderOptions, RecordBatch, Table, WriterOptions } from './quiver.js';
+import type { ArrowFile, ReaderOptions, RecordBatch, Row, Table, WriterOptions } from './quiver.js';
 
 export * from './quiver.js';
 export { default } from './quiver.js';
@@ -12,6 +12,7 @@ declare module './quiver.js' {
     const transformStream: StreamWriterTransformStream<RecordBatch, WriterOptions>;
   }
   interface FlightStream extends IterableFlightStream<RecordBatch> {}
-  interface FlightClient extends FlightClientDoPut<RecordBatch, Table>, FlightClientSql<RecordBatch, Table> {}
+  interface FlightClient extends FlightClientDoPut<RecordBatch, Table>, FlightClientSql<RecordBatch, Table>,
+    FlightClientRenew {}
   interface ArrowFile extends FileBatches<RecordBatch> {}
 }

@@ -381,6 +381,28 @@ impl ServerMessage {
     }
 }
 
+/// Why a PollInfo breaks Flight.proto, if it does: a progress, when known, must be from 0
+/// to 1, and a complete query (no retry descriptor) must give its FlightInfo. The gateway
+/// holds its server's PollInfo to this before it sends `pollInfo` (a NaN would cross JSON
+/// as `null`).
+pub fn check_poll_info(
+    info: Option<&FlightInfo>,
+    descriptor: Option<&Descriptor>,
+    progress: Option<f64>,
+) -> std::result::Result<(), String> {
+    if let Some(p) = progress.filter(|p| !(0.0..=1.0).contains(p)) {
+        return Err(format!(
+            "progress must be from 0 to 1 when known, found {p}"
+        ));
+    }
+    if info.is_none() && descriptor.is_none() {
+        let reason = "a complete query (no retry descriptor) must give its FlightInfo, \
+                      found neither";
+        return Err(reason.into());
+    }
+    Ok(())
+}
+
 /// The name of a gRPC/Flight status code, as carried in `status.name`.
 pub fn code_name(code: i32) -> &'static str {
     const NAMES: [&str; 17] = [
@@ -793,6 +815,44 @@ mod tests {
                 "{text}"
             );
         }
+    }
+
+    #[test]
+    fn poll_info_rules() {
+        let info = FlightInfo {
+            schema: vec![],
+            descriptor: None,
+            endpoints: vec![],
+            total_records: -1,
+            total_bytes: -1,
+            ordered: false,
+            app_metadata: vec![],
+        };
+        let retry = Descriptor::Cmd(vec![1]);
+        let check = |info, descriptor, progress| check_poll_info(info, descriptor, progress);
+        assert_eq!(check(Some(&info), None, Some(1.0)), Ok(()));
+        assert_eq!(check(None, Some(&retry), Some(0.0)), Ok(()));
+        assert_eq!(check(Some(&info), Some(&retry), None), Ok(()));
+        for (p, shown) in [
+            (1.5, "1.5"),
+            (-0.1, "-0.1"),
+            (f64::NAN, "NaN"),
+            (f64::INFINITY, "inf"),
+        ] {
+            assert_eq!(
+                check(Some(&info), Some(&retry), Some(p)),
+                Err(format!(
+                    "progress must be from 0 to 1 when known, found {shown}"
+                ))
+            );
+        }
+        assert_eq!(
+            check(None, None, Some(1.0)),
+            Err(
+                "a complete query (no retry descriptor) must give its FlightInfo, found neither"
+                    .into()
+            )
+        );
     }
 
     #[test]

@@ -29,6 +29,12 @@ interface IterableReader<Batch> {
 
 interface IterableFlightStream<Batch> {
   /**
+   * The next batch, or `undefined` at the end of the stream: `readChunk()` without the
+   * `app_metadata`. Rejects with a `FlightError` if the stream failed, after the batches
+   * that came before the failure.
+   */
+  next(): Promise<Batch | undefined>;
+  /**
    * The batches of the stream as they arrive; each is yours to `free()`. Leaving the
    * loop early cancels the stream. Rejects with a `FlightError` if the stream fails.
    *
@@ -138,7 +144,10 @@ interface AsyncIterableReader<Batch> {
  * using table = await tableFromIPCAsync(await fetch('/data.arrows'));
  * ```
  */
-export function tableFromIPCAsync(source: ByteSource, options?: SourceOptions): Promise<Table>;
+export function tableFromIPCAsync<T extends Row = Row>(
+  source: ByteSource,
+  options?: SourceOptions,
+): Promise<Table<T>>;
 
 interface StreamWriterTransformStream<Batch, Options> {
   /**
@@ -163,6 +172,30 @@ interface StreamWriterTransformStream<Batch, Options> {
    * ```
    */
   (options?: Options): TransformStream<Batch, Uint8Array>;
+}
+
+interface FlightClientRenew {
+  /**
+   * Asks the server to keep an endpoint readable for longer (the RenewFlightEndpoint
+   * action, which the gateway encodes) and resolves with the endpoint the server answers,
+   * with its new `expirationTimeMs`. The endpoint goes whole, with its `appMetadata`. A
+   * bad endpoint or option throws a `TypeError`; aborting `signal` rejects with
+   * CANCELLED.
+   *
+   * ```js
+   * const renewed = await client.renewFlightEndpoint(info.endpoints[0]);
+   * ```
+   */
+  // The endpoint type is spelled out: the decode-only build has no FlightEndpoint.
+  renewFlightEndpoint(
+    endpoint: {
+      ticket: Uint8Array | string;
+      locations?: string[];
+      expirationTimeMs?: number;
+      appMetadata?: Uint8Array | string;
+    },
+    options?: { signal?: AbortSignal },
+  ): Promise<{ ticket: Uint8Array; locations: string[]; expirationTimeMs?: number; appMetadata: Uint8Array }>;
 }
 
 /** The FlightInfo type of a client, read from its `getFlightInfo` (absent in decode-only). */

@@ -4,7 +4,7 @@
 import { keepOwners } from './owner.js';
 import { addReaderStreams } from './reader_stream.js';
 import { writerStream } from './writer_stream.js';
-import { FlightSqlClient } from './sql.js';
+import { FlightSqlClient, renewFlightEndpoint } from './sql.js';
 
 /**
  * Switches wasm memory to a resizable ArrayBuffer where the runtime can
@@ -64,11 +64,11 @@ export async function openFile(source, options) {
  * What the glue cannot generate, and which the entries add to it:
  * - StreamReader: `for (const batch of reader)` drains nextBatch(); `StreamReader.from`
  *   reads a Response, ReadableStream, Blob or async iterable (`for await`);
- * - FlightStream: `for await`;
+ * - FlightStream: `next()` (readChunk() without app_metadata) and `for await`;
  * - FlightClient.doPut takes a Table or an array of batches without taking them from the
  *   caller;
  * - StreamWriter.transformStream: the writer as a TransformStream;
- * - FlightClient.sql: the Flight SQL calls (sql.js).
+ * - FlightClient.sql: the Flight SQL calls, and FlightClient.renewFlightEndpoint (sql.js).
  *
  * Returns the functions the entries export: `tableFromIPCAsync`.
  */
@@ -92,6 +92,13 @@ export function addProtocols({ StreamReader, FlightStream, FlightClient, ArrowFi
   const tableFromIPCAsync = addReaderStreams(StreamReader);
   // Absent from the decode-only build.
   if (FlightStream) {
+    // readChunk() without the app_metadata: what the wasm module would do in more code.
+    FlightStream.prototype.next = async function next() {
+      for (;;) {
+        const chunk = await this.readChunk();
+        if (chunk === undefined || chunk.data) return chunk?.data;
+      }
+    };
     // Leaving the loop early (break, throw) cancels the rest of the stream.
     FlightStream.prototype[Symbol.asyncIterator] = async function* batches() {
       let ended = false;
@@ -128,6 +135,9 @@ export function addProtocols({ StreamReader, FlightStream, FlightClient, ArrowFi
         put.free();
         if (owned) for (const batch of batches) batch.free();
       }
+    };
+    FlightClient.prototype.renewFlightEndpoint = function renew(endpoint, options) {
+      return renewFlightEndpoint(this, endpoint, options);
     };
     Object.defineProperty(FlightClient.prototype, 'sql', {
       get() {

@@ -1,6 +1,7 @@
-// Flight SQL on a FlightClient (`client.sql`). The gateway encodes Flight SQL's protobuf
-// messages (gateway/src/sql.rs), so this module names commands and actions in JSON and
-// the wasm module carries no protobuf code (docs/protocol.md, "Flight SQL").
+// Flight SQL on a FlightClient (`client.sql`), and its RenewFlightEndpoint. The gateway
+// encodes their protobuf messages (gateway/src/sql/), so this module names commands and
+// actions in JSON and the wasm module carries no protobuf code (docs/protocol.md, "Flight
+// SQL").
 
 const utf8 = new TextEncoder();
 const fromUtf8 = new TextDecoder();
@@ -67,6 +68,16 @@ function fromBase64(text) {
   return Uint8Array.from(atob(text), (c) => c.charCodeAt(0));
 }
 
+/** An endpoint object as the protocol's JSON (control.rs `Endpoint`), to send back. */
+function endpointToJson(e) {
+  return {
+    ticket: toBase64(e.ticket),
+    locations: e.locations,
+    ...(e.expirationTimeMs !== undefined && { expirationTimeMs: e.expirationTimeMs }),
+    appMetadata: toBase64(e.appMetadata),
+  };
+}
+
 /** A FlightInfo object as the protocol's JSON (control.rs `FlightInfo`), to send back. */
 function infoToJson(info) {
   const descriptor = info.descriptor?.path
@@ -75,16 +86,67 @@ function infoToJson(info) {
   return {
     schema: toBase64(info.rawSchema),
     ...(descriptor && { descriptor }),
-    endpoints: info.endpoints.map((e) => ({
-      ticket: toBase64(e.ticket),
-      locations: e.locations,
-      ...(e.expirationTimeMs !== undefined && { expirationTimeMs: e.expirationTimeMs }),
-      appMetadata: toBase64(e.appMetadata),
-    })),
+    endpoints: info.endpoints.map(endpointToJson),
     totalRecords: info.totalRecords,
     totalBytes: info.totalBytes,
     ordered: info.ordered,
     appMetadata: toBase64(info.appMetadata),
+  };
+}
+
+/** A value shown in an error: JSON where it has one. */
+function shown(value) {
+  return typeof value === 'function' ? 'a function' : JSON.stringify(value) ?? String(value);
+}
+
+/** Bytes given as a Uint8Array or a string (its UTF-8), or a TypeError naming `what`. */
+function bytes(value, what) {
+  if (typeof value === 'string') return utf8.encode(value);
+  if (value instanceof Uint8Array) return value;
+  throw new TypeError(`${what} must be a Uint8Array or a string, found ${shown(value)}`);
+}
+
+/** A whole endpoint as `renewFlightEndpoint` takes it, checked; a TypeError otherwise. */
+function checkedEndpoint(endpoint) {
+  if (typeof endpoint !== 'object' || endpoint === null || endpoint instanceof Uint8Array) {
+    throw new TypeError('expected a FlightEndpoint { ticket, locations?, expirationTimeMs?, '
+      + `appMetadata? }, found ${shown(endpoint)}`);
+  }
+  const { ticket, locations = [], expirationTimeMs, appMetadata = new Uint8Array() } = endpoint;
+  if (!Array.isArray(locations) || !locations.every((l) => typeof l === 'string')) {
+    throw new TypeError(`endpoint.locations must be an array of strings, found ${shown(locations)}`);
+  }
+  // Whole milliseconds a JS number holds exactly.
+  if (expirationTimeMs !== undefined && !Number.isSafeInteger(expirationTimeMs)) {
+    throw new TypeError('endpoint.expirationTimeMs must be whole milliseconds since the Unix '
+      + `epoch, found ${shown(expirationTimeMs)}`);
+  }
+  return {
+    ticket: bytes(ticket, 'endpoint.ticket'),
+    locations,
+    expirationTimeMs,
+    appMetadata: bytes(appMetadata, 'endpoint.appMetadata'),
+  };
+}
+
+/**
+ * `client.renewFlightEndpoint(endpoint, { signal })`: the RenewFlightEndpoint action. Its
+ * request and result are protobuf, which the gateway encodes (`sql.renewFlightEndpoint`,
+ * docs/protocol.md), so the .wasm carries none. Resolves with the server's endpoint.
+ */
+export async function renewFlightEndpoint(client, endpoint, options = {}) {
+  const { signal } = options ?? {};
+  if (signal !== undefined && !(signal instanceof AbortSignal)) {
+    throw new TypeError(`option signal must be an AbortSignal, found ${shown(signal)}`);
+  }
+  const body = utf8.encode(JSON.stringify({ endpoint: endpointToJson(checkedEndpoint(endpoint)) }));
+  const results = await abortable(signal, () => client.doAction('sql.renewFlightEndpoint', body));
+  const renewed = onlyJson(results, 'renewFlightEndpoint').endpoint;
+  return {
+    ticket: fromBase64(renewed.ticket),
+    locations: renewed.locations,
+    ...(renewed.expirationTimeMs !== undefined && { expirationTimeMs: renewed.expirationTimeMs }),
+    appMetadata: fromBase64(renewed.appMetadata),
   };
 }
 

@@ -34,10 +34,18 @@ export type ColumnValues =
   | Int8Array | Uint8Array | Int16Array | Uint16Array | Int32Array | Uint32Array
   | BigInt64Array | BigUint64Array | Float32Array | Float64Array;
 /**
- * One column of a batch: typed-array views of wasm memory (no copy), re-derived on access
- * if memory grew. Reading any of them after the batch is freed throws.
+ * A row's shape for the generic `Table<T>` and `RecordBatch<T>`: each column's name and
+ * the type of its values as `get(i)` returns them without options, e.g.
+ * `{ id: bigint; name: string | null }`. Quiver checks nothing against it: it is what
+ * the caller says the schema is, as a cast would be.
  */
-export interface Column extends Iterable<unknown> {
+export type Row = Record<string, unknown>;
+/**
+ * One column of a batch: typed-array views of wasm memory (no copy), re-derived on access
+ * if memory grew. Reading any of them after the batch is freed throws. `V` is the type of
+ * its values (see `Row`).
+ */
+export interface Column<V = unknown> extends Iterable<V | null> {
   readonly name: string;
   readonly type: TypeDescriptor;
   readonly field: FieldDescriptor;
@@ -68,10 +76,12 @@ export interface Column extends Iterable<unknown> {
   readonly dictionary: Column | undefined;
   /** Row i's value (bigint for 64-bit integers, string for utf8, null for nulls, ...),
    *  converted as `options` say. */
+  get(i: number): V | null;
   get(i: number, options?: ValueOptions): unknown;
   /** Whether row i holds a value; `true` without a read on a column with no bitmap. */
   isValid(i: number): boolean;
   /** Every row's value, copied into a new JS array, `null` for null slots. */
+  toArray(): (V | null)[];
   toArray(options?: ValueOptions & { typed?: false }): unknown[];
   /** The same, or a typed array with `{ typed: true }` (see `ToArrayOptions`). */
   toArray(options: ToArrayOptions): unknown[] | ColumnValues;
@@ -104,15 +114,17 @@ export interface ToArrayOptions extends ValueOptions {
   typed?: boolean;
 }
 /** A column over every batch of a table; `chunks` are the per-batch columns. */
-export interface ChunkedColumn extends Iterable<unknown> {
+export interface ChunkedColumn<V = unknown> extends Iterable<V | null> {
   readonly name: string;
   readonly type: TypeDescriptor;
   readonly field: FieldDescriptor;
   readonly length: number;
   readonly nullCount: number;
-  readonly chunks: Column[];
+  readonly chunks: Column<V>[];
+  get(i: number): V | null;
   get(i: number, options?: ValueOptions): unknown;
   isValid(i: number): boolean;
+  toArray(): (V | null)[];
   toArray(options?: ValueOptions & { typed?: false }): unknown[];
   toArray(options: ToArrayOptions): unknown[] | ColumnValues;
 }

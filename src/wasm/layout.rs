@@ -11,7 +11,6 @@
 use arrow_array::RecordBatch;
 use arrow_data::ArrayData;
 use std::cell::RefCell;
-use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use arrow_schema::{DataType, Field, IntervalUnit, Schema, SchemaRef, TimeUnit, UnionMode};
@@ -98,12 +97,9 @@ fn encode_nodes(data: &ArrayData, out: &mut Vec<u32>) {
 fn field_descriptor(field: &Field) -> String {
     let (kind, children) = type_descriptor(field.data_type());
     let children: Vec<String> = children.iter().map(field_descriptor).collect();
-    let metadata: BTreeMap<&str, &str> = field
+    // In key order: `Metadata` is a `BTreeMap`.
+    let metadata: Vec<String> = field
         .metadata()
-        .iter()
-        .map(|(k, v)| (k.as_str(), v.as_str()))
-        .collect();
-    let metadata: Vec<String> = metadata
         .iter()
         .map(|(k, v)| format!("{}:{}", quote(k), quote(v)))
         .collect();

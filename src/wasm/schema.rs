@@ -2,8 +2,6 @@
 //! metadata }`, with `type` written as arrow-rs displays it (`Int64`, `Utf8`, ...); and a
 //! record batch message's custom metadata, to and from a plain object of strings.
 
-use std::collections::BTreeMap;
-
 use arrow_schema::{DataType, Field, Metadata, Schema};
 use js_sys::{Array, Object, Reflect};
 use wasm_bindgen::prelude::*;
@@ -61,13 +59,10 @@ fn field_js(field: &Field) -> JsValue {
     ])
 }
 
-/// Metadata as a plain object, its keys in sorted order.
+/// Metadata as a plain object, its keys in sorted order: `Metadata` is a `BTreeMap`, whose
+/// order this is (sorting again into a map of its own linked a sort, docs/size.md).
 fn metadata_js(metadata: &Metadata) -> JsValue {
-    let sorted: BTreeMap<&str, &str> = metadata
-        .iter()
-        .map(|(k, v)| (k.as_str(), v.as_str()))
-        .collect();
-    strings(sorted)
+    strings(metadata.iter().map(|(k, v)| (k.as_str(), v.as_str())))
 }
 
 /// The schema as a fresh JS object (a copy: changing it changes nothing in wasm).

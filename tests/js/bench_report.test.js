@@ -1,6 +1,7 @@
 // bench/report.mjs with results from several engines: each engine's ratios come from its
 // own rows, the README summary gets one row per engine, and a suite an engine failed is
-// named with its error rather than left out.
+// named with its error rather than left out. Also the Flight SQL suite's table
+// (bench/flight_sql.js), which the page takes as Chromium writes it.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
@@ -8,6 +9,7 @@ import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { flightSqlTables } from '../../bench/flight_sql.js';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '../..');
 const SIZES = [100, 500, 2000, 8192];
@@ -67,4 +69,28 @@ test('a ratio that rounds onto its threshold shows the digit that decides it', a
   const line = page.split('\n').find((l) => l.includes('at least 5× faster than Arrow JS'));
   assert.match(line, /100 64k: 4\.999× ✗/);
   assert.match(line, /500 64k: 5\.00×(?! ✗)/);
+});
+
+/** The flightsql suite's rows: one per mode, with its median MiB/s. */
+const flightSqlRows = ({ native, raw, decoded }) => Object.entries({ native, raw, decoded })
+  .map(([mode, mibPerS]) => ({ mode, rows: 8000000, bytes: 256 * 2 ** 20, rounds: 7, mibPerS, min: mibPerS / 2, max: mibPerS * 2 }));
+
+test('the summary has the Flight SQL query against raw delivery and the native client', async () => {
+  const { summary } = await report({
+    chromium: { env: 'Chromium 156', report: { reader: readerRows([2, 3, 4, 5]), flightsql: flightSqlRows({ native: 400, raw: 250, decoded: 200 }) }, failed: {} },
+    node: { env: 'Node 20', report: { reader: readerRows([7, 8, 8, 9]), flightsql: [] } },
+  });
+  const rows = summary.split('\n').filter((l) => l.startsWith('| Flight SQL'));
+  assert.deepEqual(rows, [
+    '| Flight SQL query, decoded | the gateway\'s raw delivery | 0.80× (200 MiB/s decoded) | – |',
+    '| Flight SQL query, decoded | arrow-flight\'s Flight SQL client, native | 0.50× (400 MiB/s native) | – |',
+  ]);
+});
+
+test('the Flight SQL table has each mode\'s median and range, and the ratios', () => {
+  const text = flightSqlTables(flightSqlRows({ native: 400, raw: 250, decoded: 200 }), 'Chromium 156');
+  assert.equal(text.split('\n')[0], '#### Flight SQL query through quiver-gateway from datafusion-flight-sql-server, '
+    + 'Chromium 156, 256 MiB, median (min–max) of 7 rounds');
+  const cells = text.split('\n').at(-1).split('|').slice(1, -1).map((c) => c.trim());
+  assert.deepEqual(cells, ['8000000', '400 (200–800)', '250 (125–500)', '200 (100–400)', '0.80×', '0.50×', '0.63×']);
 });

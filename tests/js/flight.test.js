@@ -51,3 +51,27 @@ test('batch metadata goes up with DoPut and comes back with DoGet', async () => 
     client.close();
   }
 });
+
+// The demo replays a metadata-only FlightData as a metadata frame.
+test('app_metadata sent alone with DoPut comes back from DoGet as a chunk without data', async () => {
+  const client = await quiver.FlightClient.connect(env.strictGateway, { WebSocket });
+  const batch = quiver.batchFromColumns({ x: Int32Array.of(1, 2, 3) });
+  try {
+    const name = `chunks-${Date.now()}`;
+    const put = client.startPut({ path: [name] });
+    await put.write(batch, new TextEncoder().encode('with x'));
+    await put.writeMetadata(new TextEncoder().encode('alone'));
+    await put.finish();
+    put.free();
+    const stream = client.doGet(`put=${name}`);
+    const seen = [];
+    for (let c = await stream.readChunk(); c !== undefined; c = await stream.readChunk()) {
+      seen.push([c.data?.numRows ?? null, c.appMetadata && new TextDecoder().decode(c.appMetadata)]);
+      c.data?.free();
+    }
+    assert.deepEqual(seen, [[3, 'with x'], [null, 'alone']]);
+  } finally {
+    batch.free();
+    client.close();
+  }
+});

@@ -3,6 +3,7 @@
 // end as if the data were whole, and the module must keep working afterwards.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import * as arrow from 'apache-arrow';
 import * as quiver from 'quiver-arrow';
 import { dataFrame, EOS_LENGTH, fakeGateway, HELLO, ok, rejects, within } from './lib/hostile.js';
 
@@ -16,6 +17,17 @@ function stream() {
 }
 
 const DECLARED_BODY = 200 << 20;
+
+/** A whole-message frame of `kind` (0 data, 1 metadata) with `meta` as app_metadata. */
+function frameWith(stream, kind, meta, ipc) {
+  const frame = Buffer.alloc(12 + Buffer.byteLength(meta) + ipc.length);
+  frame.writeUInt32LE(stream, 0);
+  frame[4] = kind;
+  frame[5] = 0b11;
+  frame.writeUInt32LE(frame.write(meta, 12), 8);
+  Buffer.from(ipc.buffer, ipc.byteOffset, ipc.length).copy(frame, frame.length - ipc.length);
+  return frame;
+}
 
 /**
  * The schema, then the header of a record batch message whose metadata declares a
@@ -52,6 +64,27 @@ const scenarios = {
   secondHello: (ws) => {
     ws.send(JSON.stringify(HELLO));
     ws.once('message', () => ws.send(JSON.stringify(HELLO)));
+  },
+  // A dictionary-encoded stream whose every message carries app_metadata, and a
+  // metadata frame: one message per frame, as the gateway sends them.
+  dictionaryMetadata: (ws) => {
+    ws.send(JSON.stringify(HELLO));
+    ws.on('message', (text) => {
+      const { type, stream: id } = JSON.parse(text);
+      if (type !== 'doGet') return;
+      const table = quiver.fromArrowJS(arrow.tableFromArrays({ s: ['a', 'b', 'a'] }));
+      const [batch] = table.batches;
+      const writer = quiver.StreamWriter.forBatch(batch);
+      const chunks = writer.write(batch);
+      assert.equal(chunks.count, 3, 'schema, dictionary, record batch');
+      ['of the schema', 'of the dictionary', 'of the batch'].forEach((meta, i) => {
+        ws.send(frameWith(id, 0, meta, chunks.chunk(i)));
+      });
+      ws.send(frameWith(id, 1, 'alone', new Uint8Array()));
+      ws.send(frameWith(id, 0, '', writer.finish().chunk(0)));
+      ws.send(ok(id));
+      for (const x of [table, batch, writer, chunks]) x.free();
+    });
   },
   // The schema, then more bytes than the 4096 of credit the DoGet opened with (more than
   // the window itself, so even a grant of the schema's bytes back cannot cover them).
@@ -256,4 +289,23 @@ test('a gateway that keeps the protocol still reads, and the module still works'
   const again = quiver.tableFromIPC(stream().bytes);
   assert.equal(again.numRows, 3);
   again.free();
+});
+
+test('app_metadata of the schema and of a dictionary comes from readChunk alone, in order', async () => {
+  const client = await connect('dictionaryMetadata');
+  const stream = client.doGet('t');
+  const seen = [];
+  for (let c = await stream.readChunk(); c !== undefined; c = await stream.readChunk()) {
+    seen.push([c.data?.numRows ?? null, c.appMetadata && new TextDecoder().decode(c.appMetadata)]);
+    c.data?.free();
+  }
+  assert.deepEqual(seen, [[null, 'of the schema'], [null, 'of the dictionary'], [3, 'of the batch'], [null, 'alone']]);
+  // next() and for await skip app_metadata, and the chunks that have nothing else.
+  const rows = [];
+  for await (const batch of client.doGet('t')) {
+    rows.push(batch.numRows);
+    batch.free();
+  }
+  assert.deepEqual(rows, [3]);
+  client.close();
 });

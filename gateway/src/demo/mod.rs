@@ -7,7 +7,8 @@
 //! - `put=NAME`: replays what a DoPut to descriptor path `[NAME]` stored.
 //!
 //! GetFlightInfo on a `cmd` descriptor with `partitions=N` answers N endpoints, one per
-//! part, each with no location (meaning: this same server).
+//! part, each with no location (meaning: this same server). PollFlightInfo on one with
+//! `polls=P` runs a query that completes at the P-th poll.
 //!
 //! - `ticket`: parsing tickets and writing them back for endpoints.
 //! - `generate`: the generated batches and their schema.

@@ -5,6 +5,7 @@ use std::collections::HashMap;
 use std::io;
 use std::net::SocketAddr;
 use std::sync::{Arc, Mutex};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use arrow_flight::encode::FlightDataEncoderBuilder;
 use arrow_flight::error::FlightError;
@@ -22,6 +23,7 @@ use tokio::net::TcpListener;
 use tokio_stream::wrappers::TcpListenerStream;
 use tonic::{Request, Response, Status, Streaming};
 
+use super::ticket::Plan;
 use super::{schema, DemoTicket, Generated};
 
 /// Largest total the demo stores by default, over all its uploads, so that it cannot be
@@ -68,6 +70,37 @@ fn bad_ticket(e: String) -> Status {
     Status::invalid_argument(e)
 }
 
+/// How long a PollFlightInfo's retry descriptor is said to stay valid.
+const POLL_EXPIRY: Duration = Duration::from_secs(60);
+
+/// What a descriptor names: an upload by path, or a `cmd` of demo ticket keys.
+fn parse(descriptor: &FlightDescriptor) -> Result<(DemoTicket, Plan), Status> {
+    match descriptor.r#type() {
+        DescriptorType::Path => {
+            let name = descriptor.path.join("/");
+            let plan = Plan {
+                partitions: 1,
+                polls: 1,
+                polled: 0,
+            };
+            Ok((DemoTicket::Put(name), plan))
+        }
+        _ => DemoTicket::parse(&descriptor.cmd).map_err(bad_ticket),
+    }
+}
+
+/// The descriptor of the next poll of a `cmd` query after `polled` polls.
+fn retry(descriptor: &FlightDescriptor, polled: usize) -> FlightDescriptor {
+    let cmd = String::from_utf8_lossy(&descriptor.cmd);
+    let mut keys: Vec<&str> = cmd
+        .split('&')
+        .filter(|p| !p.starts_with("polled="))
+        .collect();
+    let next = format!("polled={polled}");
+    keys.push(&next);
+    FlightDescriptor::new_cmd(keys.join("&"))
+}
+
 type Stream<T> = BoxStream<'static, Result<T, Status>>;
 
 #[tonic::async_trait]
@@ -105,16 +138,42 @@ impl FlightService for Demo {
         self.info(request.into_inner()).map(Response::new)
     }
 
+    /// A query that completes at poll `polls`: each poll before that answers the parts
+    /// done so far (`partitions * polled / polls` endpoints, in order), its progress, and
+    /// a retry descriptor that counts the polls in `polled`.
     async fn poll_flight_info(
         &self,
         request: Request<FlightDescriptor>,
     ) -> Result<Response<PollInfo>, Status> {
-        let info = self.info(request.into_inner())?;
+        let descriptor = request.into_inner();
+        let (_, plan) = parse(&descriptor)?;
+        let mut info = self.info(descriptor.clone())?;
+        let polled = plan.polled + 1;
+        if polled >= plan.polls {
+            return Ok(Response::new(PollInfo {
+                info: Some(info),
+                flight_descriptor: None,
+                progress: Some(1.0),
+                expiration_time: None,
+            }));
+        }
+        // Still running: the parts done so far, and where to poll next.
+        let parts = info.endpoint.len();
+        let done = parts * polled / plan.polls;
+        info.endpoint.truncate(done);
+        info.total_records = info.total_records / parts as i64 * done as i64;
+        let expires = SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .unwrap_or_default()
+            + POLL_EXPIRY;
         Ok(Response::new(PollInfo {
             info: Some(info),
-            flight_descriptor: None,
-            progress: Some(1.0),
-            expiration_time: None,
+            flight_descriptor: Some(retry(&descriptor, polled)),
+            progress: Some(polled as f64 / plan.polls as f64),
+            expiration_time: Some(prost_types::Timestamp {
+                seconds: expires.as_secs() as i64,
+                nanos: expires.subsec_nanos() as i32,
+            }),
         }))
     }
 
@@ -248,13 +307,7 @@ impl Demo {
     }
 
     fn info(&self, descriptor: FlightDescriptor) -> Result<FlightInfo, Status> {
-        let (ticket, partitions) = match descriptor.r#type() {
-            DescriptorType::Path => {
-                let name = descriptor.path.join("/");
-                (DemoTicket::Put(name), 1)
-            }
-            _ => DemoTicket::parse(&descriptor.cmd).map_err(bad_ticket)?,
-        };
+        let (ticket, Plan { partitions, .. }) = parse(&descriptor)?;
         let mut info = FlightInfo::new()
             .try_with_schema(&schema())
             .map_err(|e| Status::internal(e.to_string()))?

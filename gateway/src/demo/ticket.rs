@@ -11,6 +11,17 @@ const MAX_ROWS: usize = 1 << 22;
 const MAX_BATCHES: usize = 1 << 20;
 const MAX_PARTS: usize = 1 << 10;
 
+/// What a `cmd` descriptor asks of GetFlightInfo and PollFlightInfo besides its ticket.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Plan {
+    /// Endpoints, one per part.
+    pub partitions: usize,
+    /// PollFlightInfo: the poll that finds the query complete (0 or 1: the first).
+    pub polls: usize,
+    /// PollFlightInfo: the polls answered so far, which the retry descriptor carries.
+    pub polled: usize,
+}
+
 /// What a ticket asks for.
 #[derive(Debug, Clone, PartialEq)]
 pub enum DemoTicket {
@@ -19,8 +30,9 @@ pub enum DemoTicket {
 }
 
 impl DemoTicket {
-    /// Parses `key=value&...`; also returns `partitions` (for GetFlightInfo).
-    pub fn parse(bytes: &[u8]) -> Result<(Self, usize), String> {
+    /// Parses `key=value&...`; also returns what it asks of GetFlightInfo and
+    /// PollFlightInfo.
+    pub fn parse(bytes: &[u8]) -> Result<(Self, Plan), String> {
         let text =
             std::str::from_utf8(bytes).map_err(|_| "demo ticket must be UTF-8".to_string())?;
         let mut g = Generated {
@@ -29,7 +41,11 @@ impl DemoTicket {
             compression: None,
             part: 0,
         };
-        let mut partitions = 1;
+        let mut plan = Plan {
+            partitions: 1,
+            polls: 1,
+            polled: 0,
+        };
         for pair in text.split('&').filter(|p| !p.is_empty()) {
             let (key, value) = pair
                 .split_once('=')
@@ -43,11 +59,13 @@ impl DemoTicket {
                 }
             };
             match key {
-                "put" => return Ok((DemoTicket::Put(value.to_string()), 1)),
+                "put" => return Ok((DemoTicket::Put(value.to_string()), plan)),
                 "rows" => g.rows = number(MAX_ROWS)?,
                 "batches" => g.batches = number(MAX_BATCHES)?,
                 "part" => g.part = number(MAX_PARTS)? as u64,
-                "partitions" => partitions = number(MAX_PARTS)?.max(1),
+                "partitions" => plan.partitions = number(MAX_PARTS)?.max(1),
+                "polls" => plan.polls = number(MAX_PARTS)?,
+                "polled" => plan.polled = number(MAX_PARTS)?,
                 "compression" => {
                     g.compression = match value {
                         "none" => None,
@@ -63,7 +81,7 @@ impl DemoTicket {
                 _ => return Err(format!("unknown demo ticket key {key:?}")),
             }
         }
-        Ok((DemoTicket::Generated(g), partitions))
+        Ok((DemoTicket::Generated(g), plan))
     }
 }
 
@@ -89,7 +107,9 @@ mod tests {
     #[test]
     fn tickets() {
         let (t, p) = DemoTicket::parse(b"rows=10&batches=2&compression=lz4&partitions=3").unwrap();
-        assert_eq!(p, 3);
+        assert_eq!(p.partitions, 3);
+        let (_, p) = DemoTicket::parse(b"partitions=4&polls=3&polled=1").unwrap();
+        assert_eq!((p.partitions, p.polls, p.polled), (4, 3, 1));
         let DemoTicket::Generated(g) = t else {
             panic!("generated")
         };

@@ -1,11 +1,15 @@
-//! Flight SQL actions: a `sql.` action's JSON body, the Flight action it becomes, and
-//! its results back as JSON.
+//! The actions whose protobuf the gateway encodes: a `sql.` action's JSON body, the
+//! Flight action it becomes, and its results back as JSON. Besides Flight SQL's, the
+//! plain Flight actions CancelFlightInfo and RenewFlightEndpoint.
 
 use arrow_flight::sql::{
     ActionClosePreparedStatementRequest, ActionCreatePreparedStatementRequest,
     ActionCreatePreparedStatementResult, ProstMessageExt,
 };
-use arrow_flight::{Action, CancelFlightInfoRequest, CancelFlightInfoResult, CancelStatus};
+use arrow_flight::{
+    Action, CancelFlightInfoRequest, CancelFlightInfoResult, CancelStatus, FlightEndpoint,
+    RenewFlightEndpointRequest,
+};
 use base64::engine::general_purpose::STANDARD;
 use base64::Engine;
 use prost::Message;
@@ -15,7 +19,7 @@ use serde_json::json;
 use tonic::Status;
 
 use super::{decode, from_base64, unpack};
-use crate::convert::{encapsulated, info_to_proto};
+use crate::convert::{encapsulated, endpoint_from_proto, endpoint_to_proto, info_to_proto};
 
 /// The prefix of the action types that this module runs.
 pub(crate) const ACTION_PREFIX: &str = "sql.";
@@ -26,6 +30,7 @@ pub(crate) enum SqlAction {
     CreatePreparedStatement { query: String },
     ClosePreparedStatement { handle: Vec<u8> },
     CancelFlightInfo { info: Box<control::FlightInfo> },
+    RenewFlightEndpoint { endpoint: Box<control::Endpoint> },
 }
 
 #[derive(Deserialize)]
@@ -44,6 +49,12 @@ struct HandleBody {
 #[serde(deny_unknown_fields)]
 struct InfoBody {
     info: Box<control::FlightInfo>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct EndpointBody {
+    endpoint: Box<control::Endpoint>,
 }
 
 impl SqlAction {
@@ -69,10 +80,14 @@ impl SqlAction {
                 let InfoBody { info } = body_of(name, body)?;
                 SqlAction::CancelFlightInfo { info }
             }
+            "renewFlightEndpoint" => {
+                let EndpointBody { endpoint } = body_of(name, body)?;
+                SqlAction::RenewFlightEndpoint { endpoint }
+            }
             other => {
                 return Err(Status::invalid_argument(format!(
-                    "expected action sql.createPreparedStatement, sql.closePreparedStatement \
-                     or sql.cancelFlightInfo, found sql.{other}"
+                    "expected action sql.createPreparedStatement, sql.closePreparedStatement, \
+                     sql.cancelFlightInfo or sql.renewFlightEndpoint, found sql.{other}"
                 )))
             }
         })
@@ -105,6 +120,13 @@ impl SqlAction {
                 }
                 .encode_to_vec(),
             ),
+            SqlAction::RenewFlightEndpoint { endpoint } => (
+                "RenewFlightEndpoint",
+                RenewFlightEndpointRequest {
+                    endpoint: Some(endpoint_to_proto(endpoint.as_ref().clone())),
+                }
+                .encode_to_vec(),
+            ),
         };
         Ok(Action::new(r#type, body))
     }
@@ -133,6 +155,10 @@ impl SqlAction {
                     _ => "unspecified",
                 };
                 json!({ "status": status })
+            }
+            SqlAction::RenewFlightEndpoint { .. } => {
+                let e = decode::<FlightEndpoint>(body, "a FlightEndpoint")?;
+                json!({ "endpoint": endpoint_from_proto(e) })
             }
         };
         Ok(json.to_string().into_bytes())
@@ -182,8 +208,8 @@ mod tests {
         );
         assert_eq!(
             SqlAction::parse("dropTable", b"{}").unwrap_err().message(),
-            "expected action sql.createPreparedStatement, sql.closePreparedStatement or \
-             sql.cancelFlightInfo, found sql.dropTable"
+            "expected action sql.createPreparedStatement, sql.closePreparedStatement, \
+             sql.cancelFlightInfo or sql.renewFlightEndpoint, found sql.dropTable"
         );
         assert_eq!(
             SqlAction::parse("closePreparedStatement", b"{}")

@@ -3,6 +3,12 @@
 //! waiting reader or wait in a queue, and consuming them is what earns the gateway more
 //! credit. What the stream holds counts against the [`Budget`](super::Budget) all DoGets
 //! share.
+//!
+//! A message's `app_metadata` comes in the frame that starts it (the gateway's frames each
+//! hold bytes of one message). It goes with the batch the message decodes to; a message
+//! that decodes to none (the schema, a dictionary batch) gives it a [`Chunk`] of its own,
+//! in order, as does a metadata frame. Arrow C++ drops those of the schema and of
+//! dictionaries, and arrow-rs those of dictionaries; here none is lost.
 
 use std::collections::VecDeque;
 use std::ops::Range;
@@ -22,6 +28,15 @@ use crate::ipc::{batch_bytes, BatchMetadata, ReadLimits, ReadStats, StreamDecode
 
 /// A decoded batch with its message's custom metadata.
 pub type ArrowBatch = (RecordBatch, BatchMetadata);
+
+/// What `readChunk()` reads: a batch with its message's `app_metadata`, or `app_metadata`
+/// that came without a batch.
+#[derive(Debug)]
+pub struct Chunk {
+    pub batch: Option<ArrowBatch>,
+    /// `None` when the batch's message carried none; never `None` without a batch.
+    pub app_metadata: Option<Vec<u8>>,
+}
 
 /// What `readAll()` gathered: the stream's schema and every batch, or why it failed.
 pub type Collected = Result<(SchemaRef, Vec<ArrowBatch>), Failure>;
@@ -92,18 +107,18 @@ impl Window {
 /// Who reads the batches.
 #[derive(Debug)]
 enum Reader {
-    /// Nobody now: batches wait in the queue.
+    /// Nobody now: chunks wait in the queue.
     Idle,
-    /// A `next()` waits for the next batch or the end.
+    /// A `next()` waits for the next chunk or the end.
     Waiting,
     /// `readAll()` gathers every batch until the end.
     Collecting(Vec<ArrowBatch>),
 }
 
-/// A batch nobody has read yet, with the payload bytes it came in and its memory.
+/// A chunk nobody has read yet, with the payload bytes it came in and its memory.
 #[derive(Debug)]
 struct Queued {
-    batch: ArrowBatch,
+    chunk: Chunk,
     bytes: u64,
     memory: u64,
 }
@@ -111,10 +126,10 @@ struct Queued {
 /// What `next()` finds.
 #[derive(Debug)]
 pub enum Next {
-    Batch(ArrowBatch),
+    Chunk(Chunk),
     /// The stream has ended, with this status.
     End(Result<(), Failure>),
-    /// Nothing yet: an [`Action::Batch`] or [`Action::GetEnded`] will answer.
+    /// Nothing yet: an [`Action::Chunk`] or [`Action::GetEnded`] will answer.
     Wait,
 }
 
@@ -137,6 +152,8 @@ pub struct GetStream {
     ticket: Vec<u8>,
     locations: Locations,
     decoder: StreamDecoder,
+    /// The `app_metadata` of the message arriving, and the messages read before it.
+    arriving: Option<(u64, Vec<u8>)>,
     reservation: Reservation,
     /// The bytes of the batches in `queue`.
     queued_memory: u64,
@@ -169,6 +186,7 @@ impl GetStream {
             ticket,
             locations: Locations::new(locations),
             decoder: StreamDecoder::new(ReadLimits::default()),
+            arriving: None,
             reservation,
             queued_memory: 0,
             window: Window::new(window, max_segment),
@@ -223,23 +241,34 @@ impl GetStream {
     }
 
     /// A frame of this stream whose IPC bytes are `ipc` of the received message;
-    /// `deliver` pushes them into the decoder. An error is the gateway's breach of the
-    /// protocol.
-    pub(super) fn on_frame<D>(
+    /// `app_metadata` copies its `app_metadata` out, and `deliver` pushes the IPC bytes
+    /// into the decoder. An error is the gateway's breach of the protocol.
+    pub(super) fn on_frame<M, D>(
         &mut self,
         header: &Header,
+        app_metadata: M,
         ipc: Range<usize>,
         deliver: D,
         out: &mut Actions,
     ) -> Result<(), ProtocolError>
     where
+        M: FnOnce() -> Vec<u8>,
         D: FnOnce(&mut StreamDecoder, Range<usize>) -> crate::ipc::Result<()>,
     {
         if !self.is_open() {
             return Ok(());
         }
         self.window.receive(header.app_metadata_len + ipc.len())?;
-        if header.kind == FrameKind::Data {
+        // Empty app_metadata is none: Arrow C++ would read such a metadata frame as the
+        // end of the stream.
+        let app_metadata = (header.app_metadata_len > 0).then(app_metadata);
+        if header.kind == FrameKind::Metadata {
+            self.deliver(None, app_metadata, out);
+        } else {
+            if let Some(m) = app_metadata {
+                let read = self.decoder.stats().messages;
+                self.arriving = Some((read, m));
+            }
             self.ipc_received += ipc.len() as u64;
             // What the frame's messages decompress to must fit what is left of the budget.
             let left = self.reservation.available().saturating_sub(self.holding());
@@ -282,30 +311,67 @@ impl GetStream {
         })
     }
 
-    /// Moves decoded batches to the reader, or to the queue.
+    /// Moves decoded batches, with the `app_metadata` of their messages, to the reader or
+    /// to the queue.
     fn drain(&mut self, out: &mut Actions) {
-        while let Some((batch, metadata)) = self.decoder.next_batch_with_metadata() {
-            let bytes = std::mem::take(&mut self.window.since_batch);
-            self.rows += batch.num_rows() as u64;
-            match &mut self.reader {
-                Reader::Collecting(batches) => batches.push((batch, metadata)),
-                Reader::Waiting => {
-                    self.reader = Reader::Idle;
-                    out.push(Action::Batch {
-                        stream: self.id,
-                        batch: (batch, metadata),
-                    });
+        while let Some(batch) = self.decoder.next_batch_with_metadata() {
+            self.rows += batch.0.num_rows() as u64;
+            let app_metadata = self.arriving.take().map(|(_, m)| m);
+            self.deliver(Some(batch), app_metadata, out);
+        }
+        // The message has been read and made no batch: its app_metadata comes alone.
+        let messages = self.decoder.stats().messages;
+        if let Some((read, _)) = self.arriving {
+            if messages > read || self.decoder.is_ended() {
+                let app_metadata = self.arriving.take().map(|(_, m)| m);
+                self.deliver(None, app_metadata, out);
+            }
+        }
+    }
+
+    /// Hands a chunk to the reader, or queues it. `readAll()` skips app_metadata: it is
+    /// consumed at once.
+    fn deliver(
+        &mut self,
+        batch: Option<ArrowBatch>,
+        app_metadata: Option<Vec<u8>>,
+        out: &mut Actions,
+    ) {
+        if batch.is_none() && app_metadata.is_none() {
+            return;
+        }
+        let stream = self.id;
+        let bytes = std::mem::take(&mut self.window.since_batch);
+        match (&mut self.reader, batch) {
+            (Reader::Collecting(batches), batch) => {
+                if let Some(batch) = batch {
+                    batches.push(batch);
                 }
-                Reader::Idle => {
-                    self.window.queued += bytes;
-                    let memory = batch_bytes(&batch);
-                    self.queued_memory += memory;
-                    self.queue.push_back(Queued {
-                        batch: (batch, metadata),
-                        bytes,
-                        memory,
-                    });
-                }
+            }
+            (Reader::Waiting, batch) => {
+                self.reader = Reader::Idle;
+                let chunk = Chunk {
+                    batch,
+                    app_metadata,
+                };
+                out.push(Action::Chunk { stream, chunk });
+            }
+            (Reader::Idle, batch) => {
+                self.window.queued += bytes;
+                // Each chunk costs its bookkeeping too: a metadata frame of 1 byte is one.
+                let memory = batch.as_ref().map_or(0, |(b, _)| batch_bytes(b))
+                    + app_metadata.as_ref().map_or(0, |m| m.len() as u64)
+                    + size_of::<Queued>() as u64;
+                self.queued_memory += memory;
+                let chunk = Chunk {
+                    batch,
+                    app_metadata,
+                };
+                self.queue.push_back(Queued {
+                    chunk,
+                    bytes,
+                    memory,
+                });
             }
         }
     }
@@ -391,7 +457,8 @@ impl GetStream {
         Ok((schema, batches))
     }
 
-    /// The next batch, the end, or [`Next::Wait`]. Taking a queued batch may grant credit.
+    /// The next [`Chunk`], the end, or [`Next::Wait`]. Taking a queued chunk may grant
+    /// credit.
     pub fn next(&mut self, out: &mut Actions) -> Result<Next, ClientError> {
         if let Some(queued) = self.queue.pop_front() {
             self.window.queued -= queued.bytes;
@@ -399,7 +466,7 @@ impl GetStream {
             // Less than before: what other streams hold may be over, but not this one.
             let _ = self.hold();
             self.grant(out);
-            return Ok(Next::Batch(queued.batch));
+            return Ok(Next::Chunk(queued.chunk));
         }
         match (&self.done, &self.reader) {
             (Some(result), _) => Ok(Next::End(result.clone())),
@@ -408,7 +475,7 @@ impl GetStream {
                 Ok(Next::Wait)
             }
             (None, _) => Err(ClientError::Usage(
-                "next() was called while a previous next() or readAll() is pending",
+                "readChunk() was called while a previous readChunk() or readAll() is pending",
             )),
         }
     }
@@ -418,10 +485,15 @@ impl GetStream {
     pub fn collect(&mut self, out: &mut Actions) -> Result<Option<Collected>, ClientError> {
         if !matches!(self.reader, Reader::Idle) {
             return Err(ClientError::Usage(
-                "readAll() was called while a previous next() or readAll() is pending",
+                "readAll() was called while a previous readChunk() or readAll() is pending",
             ));
         }
-        let batches: Vec<ArrowBatch> = self.queue.drain(..).map(|q| q.batch).collect();
+        let mut batches = Vec::new();
+        for queued in self.queue.drain(..) {
+            if let Some(batch) = queued.chunk.batch {
+                batches.push(batch);
+            }
+        }
         self.window.queued = 0;
         self.queued_memory = 0;
         let _ = self.hold();

@@ -11,8 +11,10 @@
 //! - [`locations`]: which of an endpoint's locations a DoGet reads, in turn;
 //! - [`put`]: a DoPut's frame pump;
 //! - [`fetch`]: `fetchAll`'s endpoint scheduling;
+//! - [`answers`]: what PollFlightInfo's answer must hold;
 //! - [`budget`]: what every DoGet may hold together; [`status`]: why a call failed.
 
+pub mod answers;
 pub mod budget;
 pub mod fetch;
 pub mod get;
@@ -26,9 +28,10 @@ mod tests;
 use std::ops::Range;
 use std::rc::Rc;
 
+pub use self::answers::PollInfo;
 pub use self::budget::Budget;
 use self::budget::Reservation;
-pub use self::get::{ArrowBatch, Collected, GetStats, GetStream, Next};
+pub use self::get::{ArrowBatch, Chunk, Collected, GetStats, GetStream, Next};
 pub use self::put::{PutFrame, PutStream};
 pub use self::status::Failure;
 use self::status::{CANCELLED, INTERNAL, UNAVAILABLE};
@@ -55,8 +58,8 @@ pub enum Action {
         stream: u32,
         result: Result<Vec<ServerMessage>, Failure>,
     },
-    /// The batch a waiting `next()` of DoGet `stream` gets.
-    Batch { stream: u32, batch: ArrowBatch },
+    /// The chunk a waiting `next()` of DoGet `stream` gets.
+    Chunk { stream: u32, chunk: Chunk },
     /// DoGet `stream` ended; a waiting `next()` gets this.
     GetEnded {
         stream: u32,
@@ -93,6 +96,10 @@ pub enum ClientError {
     Usage(&'static str),
     #[error("the upload failed: {0}")]
     PutFailed(String),
+    /// The limit is the gateway's `maxSegmentBytes` or credit window, less an IPC byte
+    /// with a batch.
+    #[error("app_metadata of {found} bytes is over the {limit} that fit in one frame")]
+    AppMetadata { found: usize, limit: usize },
     /// Handles release their stream only when dropped, so a call never finds it gone.
     #[error("stream {0} is gone")]
     Gone(u32),
@@ -188,19 +195,28 @@ impl Client {
     }
 
     /// A binary frame of `frame_len` bytes, of which `head` are the first (up to
-    /// [`HEADER_LEN`]). Its IPC bytes are read where they lie: `deliver` pushes the
-    /// frame's range it is given into the stream's decoder, copying each byte once.
-    pub fn on_frame<D>(&mut self, head: &[u8], frame_len: usize, deliver: D)
+    /// [`HEADER_LEN`]). Its bytes are read where they lie: `copy` returns the frame's
+    /// range it is given (the `app_metadata`, if any), and `deliver` pushes the frame's
+    /// range it is given (the IPC bytes) into the stream's decoder, copying each byte once.
+    pub fn on_frame<C, D>(&mut self, head: &[u8], frame_len: usize, copy: C, deliver: D)
     where
+        C: FnOnce(Range<usize>) -> Vec<u8>,
         D: FnOnce(&mut StreamDecoder, Range<usize>) -> crate::ipc::Result<()>,
     {
-        if let Err(e) = self.frame(head, frame_len, deliver) {
+        if let Err(e) = self.frame(head, frame_len, copy, deliver) {
             self.protocol_error(e);
         }
     }
 
-    fn frame<D>(&mut self, head: &[u8], frame_len: usize, deliver: D) -> Result<(), ProtocolError>
+    fn frame<C, D>(
+        &mut self,
+        head: &[u8],
+        frame_len: usize,
+        copy: C,
+        deliver: D,
+    ) -> Result<(), ProtocolError>
     where
+        C: FnOnce(Range<usize>) -> Vec<u8>,
         D: FnOnce(&mut StreamDecoder, Range<usize>) -> crate::ipc::Result<()>,
     {
         let Some(head) = head
@@ -216,8 +232,15 @@ impl Client {
         let id = self.route(header.stream);
         match self.streams.get_mut(id) {
             Some(Stream::Get(get)) => {
-                let ipc = HEADER_LEN + header.app_metadata_len..frame_len;
-                get.on_frame(&header, ipc, deliver, &mut self.actions)?;
+                let ipc_start = HEADER_LEN + header.app_metadata_len;
+                let app_metadata = || copy(HEADER_LEN..ipc_start);
+                get.on_frame(
+                    &header,
+                    app_metadata,
+                    ipc_start..frame_len,
+                    deliver,
+                    &mut self.actions,
+                )?;
                 self.tidy(id);
                 Ok(())
             }
@@ -479,8 +502,8 @@ impl Client {
         Ok(id)
     }
 
-    /// Starts a call answered by control messages (GetFlightInfo, ListFlights, GetSchema,
-    /// DoAction, ListActions), numbering `request` with a new stream id; an
+    /// Starts a call answered by control messages (GetFlightInfo, PollFlightInfo,
+    /// ListFlights, GetSchema, DoAction, ListActions), numbering `request` with a new stream id; an
     /// [`Action::Answer`] ends it.
     pub fn call(&mut self, mut request: ClientMessage) -> Result<u32, Failure> {
         let id = self.take_id()?;
@@ -539,7 +562,8 @@ impl Client {
     pub fn open_put(&mut self, descriptor: Descriptor) -> u32 {
         let opened = self.take_id();
         let id = *opened.as_ref().unwrap_or(&self.next_id);
-        let mut put = PutStream::new(id, self.limits.max_segment);
+        let limits = self.limits;
+        let mut put = PutStream::new(id, limits.max_segment, limits.credit_window);
         match opened {
             Ok(id) => {
                 let request = ClientMessage::DoPut {
@@ -592,11 +616,22 @@ impl Client {
         }
     }
 
-    /// Cancels DoGet or DoPut `id`; see [`GetStream::cancel`] and [`PutStream::cancel`].
+    /// Cancels call, DoGet or DoPut `id`; see [`GetStream::cancel`] and
+    /// [`PutStream::cancel`]. A call fails at once, and what the gateway still sends for
+    /// it is dropped.
     pub fn cancel(&mut self, id: u32) {
         match self.streams.get_mut(id) {
             Some(Stream::Get(get)) => get.cancel(&mut self.actions),
             Some(Stream::Put(put)) => put.cancel(&mut self.actions),
+            Some(Stream::Call(_)) => {
+                self.streams.remove(id);
+                self.actions
+                    .push(Action::send(ClientMessage::Cancel { stream: id }));
+                self.actions.push(Action::Answer {
+                    stream: id,
+                    result: Err(Failure::cancelled()),
+                });
+            }
             _ => {}
         }
     }

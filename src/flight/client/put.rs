@@ -1,7 +1,9 @@
 //! DoPut: one upload as the client keeps it. Batches are encoded by the right-sized
 //! writer with chunks capped at the gateway's segment size, so each chunk becomes one
 //! frame (or several, when the credit left is smaller), and frames go out only against
-//! credit.
+//! credit. A write's `app_metadata` rides in the first frame of its record batch message
+//! (after any dictionaries), as pyarrow's `write_with_metadata` sends it; a metadata
+//! frame carries `app_metadata` alone.
 
 use std::collections::VecDeque;
 use std::ops::Range;
@@ -17,22 +19,29 @@ use crate::flight::frame::{encode_header, Flags, FrameKind, HEADER_LEN};
 use crate::flight::ProtocolError;
 use crate::ipc::{BatchMetadata, Chunks, StreamEncoder, WriteOptions};
 
-/// Chunks not yet sent, from `chunk` and `offset` on.
+/// What waits to be sent, in order.
 #[derive(Debug)]
-struct Pending {
-    chunks: Rc<Chunks>,
-    chunk: usize,
-    offset: usize,
+enum Pending {
+    /// A write's chunks not yet sent, from `chunk` and `offset` on; `app_metadata` goes
+    /// with the first frame of chunk `batch_at`, where the record batch message starts.
+    Chunks {
+        chunks: Rc<Chunks>,
+        chunk: usize,
+        offset: usize,
+        app_metadata: Vec<u8>,
+        batch_at: usize,
+    },
+    /// A metadata frame.
+    Metadata(Vec<u8>),
 }
 
-/// A binary frame to send: its header, then a range of one of the writer's chunks. The
-/// bytes stay in the chunk until the socket's side copies them out.
+/// A binary frame to send: its header and `app_metadata`, then a range of one of the
+/// writer's chunks. The bytes stay in the chunk until the socket's side copies them out.
 #[derive(Debug)]
 pub struct PutFrame {
     header: [u8; HEADER_LEN],
-    chunks: Rc<Chunks>,
-    chunk: usize,
-    range: Range<usize>,
+    app_metadata: Vec<u8>,
+    ipc: Option<(Rc<Chunks>, usize, Range<usize>)>,
 }
 
 impl PutFrame {
@@ -40,15 +49,26 @@ impl PutFrame {
         &self.header
     }
 
+    pub fn app_metadata(&self) -> &[u8] {
+        &self.app_metadata
+    }
+
+    /// The IPC bytes.
     pub fn payload(&self) -> &[u8] {
-        let chunk = self.chunks.chunk(self.chunk).unwrap_or_default();
-        chunk.get(self.range.clone()).unwrap_or_default()
+        let Some((chunks, chunk, range)) = &self.ipc else {
+            return &[];
+        };
+        let chunk = chunks.chunk(*chunk).unwrap_or_default();
+        chunk.get(range.clone()).unwrap_or_default()
     }
 }
 
 pub struct PutStream {
     id: u32,
     max_segment: usize,
+    /// The most `app_metadata` one frame may carry: it travels whole, within a segment
+    /// and within the credit window the gateway opens the upload with.
+    max_app_metadata: usize,
     encoder: Option<StreamEncoder>,
     credit: Credit,
     pending: VecDeque<Pending>,
@@ -65,10 +85,17 @@ pub struct PutStream {
 }
 
 impl PutStream {
-    pub(super) fn new(id: u32, max_segment: usize) -> Self {
+    /// An upload of frames of at most `max_segment` bytes, whose credit window is
+    /// `window` bytes (0: unknown).
+    pub(super) fn new(id: u32, max_segment: usize, window: u64) -> Self {
+        let window = usize::try_from(window).unwrap_or(usize::MAX);
         PutStream {
             id,
             max_segment,
+            max_app_metadata: match window {
+                0 => max_segment,
+                window => max_segment.min(window),
+            },
             encoder: None,
             credit: Credit::default(),
             pending: VecDeque::new(),
@@ -99,36 +126,66 @@ impl PutStream {
         self.results.push(app_metadata);
     }
 
-    /// Cuts frames while there is credit and something to send.
+    /// Cuts frames while there is credit and something to send. `app_metadata` travels
+    /// whole: its frame waits until the credit covers it and one IPC byte.
     fn pump(&mut self, out: &mut Actions) {
-        while self.credit.balance() > 0 && self.done.is_none() {
-            let Some(p) = self.pending.front_mut() else {
-                break;
+        while self.done.is_none() {
+            let (kind, flags, app_metadata, ipc) = match self.pending.front_mut() {
+                None => break,
+                Some(Pending::Metadata(app_metadata)) => {
+                    if self.credit.spend(app_metadata.len()).is_err() {
+                        break;
+                    }
+                    let app_metadata = std::mem::take(app_metadata);
+                    self.pending.pop_front();
+                    (FrameKind::Metadata, Flags::WHOLE, app_metadata, None)
+                }
+                Some(Pending::Chunks {
+                    chunks,
+                    chunk,
+                    offset,
+                    app_metadata,
+                    batch_at,
+                }) => {
+                    let Some(len) = chunks.chunk(*chunk).map(<[u8]>::len) else {
+                        self.pending.pop_front();
+                        continue;
+                    };
+                    // A chunk never spans two messages; each write's first chunk starts one.
+                    let first = *offset == 0 && (*chunk == 0 || chunks.ends_message(*chunk - 1));
+                    let carries = first && *chunk == *batch_at;
+                    let meta_len = if carries { app_metadata.len() } else { 0 };
+                    if self.credit.balance() <= meta_len as u64 {
+                        break;
+                    }
+                    let meta = match carries {
+                        true => std::mem::take(app_metadata),
+                        false => Vec::new(),
+                    };
+                    let _ = self.credit.spend(meta_len);
+                    let n = self
+                        .credit
+                        .take_up_to((len - *offset).min(self.max_segment - meta.len()));
+                    let flags = Flags {
+                        first,
+                        last: *offset + n == len && chunks.ends_message(*chunk),
+                    };
+                    let ipc = (Rc::clone(chunks), *chunk, *offset..*offset + n);
+                    *offset += n;
+                    if *offset == len {
+                        *chunk += 1;
+                        *offset = 0;
+                    }
+                    (FrameKind::Data, flags, meta, Some(ipc))
+                }
             };
-            let Some(chunk) = p.chunks.chunk(p.chunk) else {
-                self.pending.pop_front();
-                continue;
-            };
-            let len = chunk.len();
-            let n = self
-                .credit
-                .take_up_to((len - p.offset).min(self.max_segment));
-            // A chunk never spans two messages; each write's first chunk starts one.
-            let flags = Flags {
-                first: p.offset == 0 && (p.chunk == 0 || p.chunks.ends_message(p.chunk - 1)),
-                last: p.offset + n == len && p.chunks.ends_message(p.chunk),
-            };
+            // Fits: app_metadata is at most a segment (`check_app_metadata`).
+            let header = encode_header(self.id, kind, flags, app_metadata.len() as u32);
             out.push(Action::Frame(PutFrame {
-                header: encode_header(self.id, FrameKind::Data, flags, 0),
-                chunks: Rc::clone(&p.chunks),
-                chunk: p.chunk,
-                range: p.offset..p.offset + n,
+                header,
+                app_metadata,
+                ipc,
             }));
-            p.offset += n;
-            if p.offset == len {
-                p.chunk += 1;
-                p.offset = 0;
-            }
         }
         if self.pending.is_empty() && self.done.is_none() {
             out.push(Action::PutSent { stream: self.id });
@@ -147,13 +204,31 @@ impl PutStream {
         }
     }
 
-    fn queue(&mut self, chunks: Chunks, out: &mut Actions) {
-        self.pending.push_back(Pending {
+    fn queue(&mut self, chunks: Chunks, app_metadata: Vec<u8>, out: &mut Actions) {
+        // The last message of a write is its record batch.
+        let batch_at = (1..chunks.count())
+            .rev()
+            .find(|&i| chunks.ends_message(i - 1))
+            .unwrap_or(0);
+        self.pending.push_back(Pending::Chunks {
             chunks: Rc::new(chunks),
             chunk: 0,
             offset: 0,
+            app_metadata,
+            batch_at,
         });
         self.pump(out);
+    }
+
+    /// `app_metadata` must fit one frame, with one IPC byte if `with_batch`.
+    fn check_app_metadata(&self, app_metadata: &[u8], with_batch: bool) -> Result<(), ClientError> {
+        let limit = self
+            .max_app_metadata
+            .saturating_sub(usize::from(with_batch));
+        match app_metadata.len() {
+            found if found > limit => Err(ClientError::AppMetadata { found, limit }),
+            _ => Ok(()),
+        }
     }
 
     /// Whether everything written so far was sent; if not, an [`Action::PutSent`] says when.
@@ -161,14 +236,17 @@ impl PutStream {
         self.pending.is_empty()
     }
 
-    /// Encodes `batch` (the first one decides the schema) and sends what credit allows.
+    /// Encodes `batch` (the first one decides the schema) and sends what credit allows;
+    /// `app_metadata` (none if empty) goes with the batch's message.
     pub fn write(
         &mut self,
         batch: &RecordBatch,
         metadata: &BatchMetadata,
+        app_metadata: Vec<u8>,
         out: &mut Actions,
     ) -> Result<(), ClientError> {
         self.check_open()?;
+        self.check_app_metadata(&app_metadata, true)?;
         let max_segment = self.max_segment;
         let encoder = match &mut self.encoder {
             Some(encoder) => encoder,
@@ -181,7 +259,26 @@ impl PutStream {
             )?),
         };
         let chunks = encoder.write_with_metadata(batch, metadata)?;
-        self.queue(chunks, out);
+        self.queue(chunks, app_metadata, out);
+        Ok(())
+    }
+
+    /// Sends `app_metadata` alone, in a metadata frame, after what was written before.
+    pub fn write_metadata(
+        &mut self,
+        app_metadata: Vec<u8>,
+        out: &mut Actions,
+    ) -> Result<(), ClientError> {
+        self.check_open()?;
+        if self.encoder.is_none() {
+            // A metadata frame before it would come before the schema.
+            return Err(ClientError::Usage(
+                "write at least one batch before writeMetadata(): the schema comes first",
+            ));
+        }
+        self.check_app_metadata(&app_metadata, false)?;
+        self.pending.push_back(Pending::Metadata(app_metadata));
+        self.pump(out);
         Ok(())
     }
 
@@ -195,7 +292,7 @@ impl PutStream {
         let chunks = encoder.finish()?;
         self.finishing = true;
         self.ending = true;
-        self.queue(chunks, out);
+        self.queue(chunks, Vec::new(), out);
         Ok(())
     }
 

@@ -3,7 +3,8 @@
 
 use std::sync::Arc;
 
-use arrow_array::{Int32Array, RecordBatch};
+use arrow_array::types::Int32Type;
+use arrow_array::{ArrayRef, DictionaryArray, Int32Array, RecordBatch};
 use arrow_ipc::writer::StreamWriter;
 use arrow_schema::{DataType, Field, Schema};
 
@@ -15,6 +16,8 @@ use super::*;
 use crate::flight::control::code_name;
 use crate::flight::credit::Credit;
 use crate::flight::frame::{self, Flags, FrameKind};
+use crate::flight::message::{prefix, Splitter};
+use crate::ipc::BatchMetadata;
 use crate::TestResult;
 
 const SEGMENT: usize = 64;
@@ -136,10 +139,18 @@ fn ended(actions: &[Action], stream: u32) -> Option<Result<(), Failure>> {
 
 fn frame(client: &mut Client, stream: u32, ipc: &[u8]) -> TestResult {
     let bytes = frame::encode(stream, FrameKind::Data, Flags::default(), b"", &[ipc])?;
-    client.on_frame(&bytes[..HEADER_LEN], bytes.len(), |decoder, range| {
-        decoder.push(&bytes[range])
-    });
+    receive(client, &bytes);
     Ok(())
+}
+
+/// Hands `client` one binary message.
+fn receive(client: &mut Client, bytes: &[u8]) {
+    client.on_frame(
+        &bytes[..HEADER_LEN.min(bytes.len())],
+        bytes.len(),
+        |range| bytes[range].to_vec(),
+        |decoder, range| decoder.push(&bytes[range]),
+    );
 }
 
 fn status(client: &mut Client, stream: u32, code: i32, message: &str) -> TestResult {
@@ -257,14 +268,14 @@ fn credit_runs_out_and_resumes() -> TestResult {
     let mut batches = 0;
     while !gateway.done() {
         match next(&mut client, id)? {
-            Next::Batch(_) => batches += 1,
+            Next::Chunk(_) => batches += 1,
             other => return Err(format!("expected a queued batch, found {other:?}").into()),
         }
         gateway.take_grants(&actions(&mut client))?;
         gateway.pump(&mut client)?;
     }
     status(&mut client, id, 0, "")?;
-    while let Next::Batch(_) = next(&mut client, id)? {
+    while let Next::Chunk(_) = next(&mut client, id)? {
         batches += 1;
     }
     assert_eq!(batches, 16);
@@ -300,7 +311,7 @@ fn a_status_racing_the_last_frame() -> TestResult {
         "the late frame raced the end"
     );
     assert_eq!(client.failure(), None);
-    while let Next::Batch(_) = next(&mut client, early)? {}
+    while let Next::Chunk(_) = next(&mut client, early)? {}
     assert!(matches!(next(&mut client, early)?, Next::End(Err(f)) if f == incomplete));
 
     // The last frame, then OK: whole.
@@ -454,7 +465,7 @@ fn the_budget_is_shared_by_concurrent_do_gets() -> TestResult {
     assert_eq!(budget.held(), held, "the failed stream let go of its share");
 
     // Reading the first stream's batches frees the budget for a third.
-    while let Next::Batch(_) = next(&mut client, first)? {}
+    while let Next::Chunk(_) = next(&mut client, first)? {}
     let third = client.open_get(b"t".to_vec(), Vec::new(), Some(1 << 20));
     assert!(read(&mut client, third)? <= limit);
     assert_eq!(ended(&actions(&mut client), third), None);
@@ -567,7 +578,7 @@ fn a_location_that_cannot_be_read_is_passed_over_for_the_next() -> TestResult {
     // and credit and cancellation go to the request the gateway answers.
     let mut gateway = Sender::new(id + 2, stream_bytes(4, 20)?, window)?;
     gateway.pump(&mut client)?;
-    while let Next::Batch(_) = next(&mut client, id)? {
+    while let Next::Chunk(_) = next(&mut client, id)? {
         let out = actions(&mut client);
         for message in sent(&out)? {
             assert!(matches!(message, ClientMessage::Credit { stream, .. } if stream == id + 2));
@@ -653,5 +664,452 @@ fn only_a_location_unreachable_or_refused_before_any_byte_is_passed_over() -> Te
     let out = actions(&mut client);
     assert_eq!(sent(&out)?, []);
     assert!(matches!(ended(&out, closed), Some(Err(f)) if f.code == UNAVAILABLE));
+    Ok(())
+}
+
+/// A stream of a dictionary-encoded column: schema, dictionary, batch, batch, end.
+fn dictionary_stream() -> TestResult<Vec<u8>> {
+    let column: DictionaryArray<Int32Type> = vec!["a", "b", "a"].into_iter().collect();
+    let batch = RecordBatch::try_from_iter([("d", Arc::new(column) as ArrayRef)])?;
+    let mut writer = StreamWriter::try_new(Vec::new(), &batch.schema())?;
+    writer.write(&batch)?;
+    writer.write(&batch)?;
+    writer.finish()?;
+    Ok(writer.into_inner()?)
+}
+
+/// Each encapsulated message of an IPC stream, the end-of-stream marker last.
+fn messages(ipc: &[u8]) -> TestResult<Vec<Vec<u8>>> {
+    let mut split = Vec::new();
+    Splitter::new(1 << 20).push(ipc, &mut split)?;
+    let mut out = Vec::new();
+    for m in split {
+        let (p, pad) = prefix(m.header.len())?;
+        let mut bytes = p.to_vec();
+        bytes.extend_from_slice(&m.header);
+        bytes.resize(bytes.len() + pad, 0);
+        bytes.extend_from_slice(&m.body);
+        out.push(bytes);
+    }
+    out.push(ipc[ipc.len() - 8..].to_vec());
+    Ok(out)
+}
+
+/// Sends `message` as the gateway does: segments of at most SEGMENT bytes of payload,
+/// `app_metadata` in the first.
+fn send_message(
+    client: &mut Client,
+    stream: u32,
+    message: &[u8],
+    app_metadata: &[u8],
+) -> TestResult {
+    let mut sent = 0;
+    while sent < message.len() {
+        let meta: &[u8] = if sent == 0 { app_metadata } else { b"" };
+        let n = (message.len() - sent).min(SEGMENT - meta.len());
+        let flags = Flags {
+            first: sent == 0,
+            last: sent + n == message.len(),
+        };
+        let bytes = frame::encode(
+            stream,
+            FrameKind::Data,
+            flags,
+            meta,
+            &[&message[sent..sent + n]],
+        )?;
+        receive(client, &bytes);
+        sent += n;
+    }
+    Ok(())
+}
+
+fn send_metadata(client: &mut Client, stream: u32, app_metadata: &[u8]) -> TestResult {
+    let bytes = frame::encode(stream, FrameKind::Metadata, Flags::WHOLE, app_metadata, &[])?;
+    receive(client, &bytes);
+    Ok(())
+}
+
+/// What `read` got: each chunk's batch rows (None: no batch) and app_metadata.
+type Read = Vec<(Option<usize>, Option<Vec<u8>>)>;
+
+fn read_chunk(next: Next) -> TestResult<(Option<usize>, Option<Vec<u8>>)> {
+    match next {
+        Next::Chunk(Chunk {
+            batch,
+            app_metadata,
+        }) => Ok((batch.map(|(b, _)| b.num_rows()), app_metadata)),
+        other => Err(format!("expected a chunk, found {other:?}").into()),
+    }
+}
+
+#[test]
+fn app_metadata_goes_with_its_batch_or_comes_alone_in_order() -> TestResult {
+    let mut client = connect(Budget::new(budget::DEFAULT_BUDGET_BYTES))?;
+    let ipc = dictionary_stream()?;
+    let [schema, dictionary, first, second, end] = &messages(&ipc)?[..] else {
+        return Err("expected five messages".into());
+    };
+    let id = client.open_get(b"t".to_vec(), Vec::new(), Some(1 << 20));
+    actions(&mut client);
+    // A readChunk() waits when the first chunk comes.
+    let (get, out) = client.get_mut(id)?;
+    assert!(matches!(get.next(out)?, Next::Wait));
+    send_message(&mut client, id, schema, b"of the schema")?;
+    let delivered = actions(&mut client).into_iter().find_map(|a| match a {
+        Action::Chunk { stream, chunk } if stream == id => Some(chunk),
+        _ => None,
+    });
+    let Some(chunk) = delivered else {
+        return Err("the waiting readChunk() got nothing".into());
+    };
+    assert_eq!(
+        read_chunk(Next::Chunk(chunk))?,
+        (None, Some(b"of the schema".to_vec()))
+    );
+
+    // Then the rest queues, and comes out in order.
+    send_message(&mut client, id, dictionary, b"of the dictionary")?;
+    send_message(&mut client, id, first, b"of the first batch")?;
+    send_metadata(&mut client, id, b"alone")?;
+    // Empty app_metadata is none: an empty metadata frame makes no chunk.
+    send_metadata(&mut client, id, b"")?;
+    send_message(&mut client, id, second, b"")?;
+    send_message(&mut client, id, end, b"")?;
+    status(&mut client, id, 0, "")?;
+    let mut read: Read = Vec::new();
+    loop {
+        let (get, out) = client.get_mut(id)?;
+        match get.next(out)? {
+            Next::End(result) => {
+                assert_eq!(result, Ok(()));
+                break;
+            }
+            next => read.push(read_chunk(next)?),
+        }
+    }
+    let expected: Read = vec![
+        (None, Some(b"of the dictionary".to_vec())),
+        (Some(3), Some(b"of the first batch".to_vec())),
+        (None, Some(b"alone".to_vec())),
+        (Some(3), None),
+    ];
+    assert_eq!(read, expected);
+    Ok(())
+}
+
+/// The credit granted among `actions`.
+fn granted_by(actions: &[Action]) -> TestResult<u64> {
+    let mut granted = 0;
+    for message in sent(actions)? {
+        if let ClientMessage::Credit { bytes, .. } = message {
+            granted += bytes;
+        }
+    }
+    Ok(granted)
+}
+
+#[test]
+fn read_all_skips_app_metadata_and_reading_it_gives_its_credit_back() -> TestResult {
+    let window = 4 * SEGMENT as u64;
+    let ipc = stream_bytes(2, 5)?;
+    let [schema, first, second, end] = &messages(&ipc)?[..] else {
+        return Err("expected four messages".into());
+    };
+    for collect in [false, true] {
+        let mut client = connect(Budget::new(budget::DEFAULT_BUDGET_BYTES))?;
+        let id = client.open_get(b"t".to_vec(), Vec::new(), Some(window));
+        actions(&mut client);
+        send_message(&mut client, id, schema, b"s")?;
+        // The bytes of a message still arriving are granted back as they come (the budget
+        // bounds it); a message's whole chunk, once read, is held until consumed.
+        let granted = granted_by(&actions(&mut client))?;
+        // Metadata frames fill what the window has left: nobody read them, so no credit
+        // comes back.
+        let received = window + granted;
+        let left = received - schema.len() as u64 - 1;
+        for _ in 0..left {
+            send_metadata(&mut client, id, b"m")?;
+        }
+        assert_eq!(sent(&actions(&mut client))?, []);
+        assert_eq!(
+            client.get(id).map(|g| g.stats().bytes_received),
+            Some(received)
+        );
+        let (get, out) = client.get_mut(id)?;
+        if collect {
+            assert!(get.collect(out)?.is_none());
+        } else {
+            let mut alone = 0;
+            while let Next::Chunk(Chunk { batch: None, .. }) = get.next(out)? {
+                alone += 1;
+            }
+            assert_eq!(
+                alone,
+                left + 1,
+                "the schema's app_metadata and each frame's"
+            );
+        }
+        // Reading or skipping them consumed them: all not granted back comes back.
+        assert_eq!(granted_by(&actions(&mut client))?, received - granted);
+        send_message(&mut client, id, first, b"with the first")?;
+        let out = actions(&mut client);
+        let chunk = out.iter().find_map(|a| match a {
+            Action::Chunk { chunk, .. } => Some(chunk),
+            _ => None,
+        });
+        let chunk = chunk.map(|c| {
+            (
+                c.batch.as_ref().map(|b| b.0.num_rows()),
+                c.app_metadata.clone(),
+            )
+        });
+        let expected = (!collect).then(|| (Some(5), Some(b"with the first".to_vec())));
+        assert_eq!(chunk, expected, "{out:?}");
+        send_message(&mut client, id, second, b"")?;
+        send_message(&mut client, id, end, b"")?;
+        status(&mut client, id, 0, "")?;
+        if collect {
+            let collected = actions(&mut client).into_iter().find_map(|a| match a {
+                Action::Collected { result, .. } => Some(result),
+                _ => None,
+            });
+            let Some(Ok((_, batches))) = collected else {
+                return Err(format!("expected the batches, found {collected:?}").into());
+            };
+            assert_eq!(batches.len(), 2);
+        } else {
+            let second = read_chunk(next(&mut client, id)?)?;
+            assert_eq!(second, (Some(5), None));
+            assert!(matches!(next(&mut client, id)?, Next::End(Ok(()))));
+        }
+    }
+    Ok(())
+}
+
+#[test]
+fn metadata_frames_stay_within_the_credit_window_and_the_budget() -> TestResult {
+    let window = 256u64;
+    // A metadata frame past the credit breaks the protocol, as any frame.
+    let mut client = connect(Budget::new(budget::DEFAULT_BUDGET_BYTES))?;
+    let id = client.open_get(b"t".to_vec(), Vec::new(), Some(window));
+    actions(&mut client);
+    for _ in 0..window {
+        send_metadata(&mut client, id, b"m")?;
+    }
+    assert_eq!(client.failure(), None);
+    send_metadata(&mut client, id, b"m")?;
+    let broken = Failure::new(
+        INTERNAL,
+        "the gateway broke the protocol: frame of 1 bytes exceeds the remaining credit of 0 \
+         bytes",
+    );
+    assert_eq!(client.failure(), Some(&broken));
+
+    // Each unread chunk holds its bookkeeping against the budget too, not only its bytes:
+    // 256 one-byte chunks hold far more than 256 bytes.
+    let budget = Budget::new(16 * window);
+    let mut client = connect(Rc::clone(&budget))?;
+    let id = client.open_get(b"t".to_vec(), Vec::new(), Some(window));
+    actions(&mut client);
+    for _ in 0..window {
+        send_metadata(&mut client, id, b"m")?;
+    }
+    let Some(Err(failure)) = ended(&actions(&mut client), id) else {
+        return Err("expected the stream to fail".into());
+    };
+    assert_eq!(failure.code, RESOURCE_EXHAUSTED, "{}", failure.message);
+    assert_eq!(budget.held(), 0, "the failed stream let go of its share");
+    Ok(())
+}
+
+/// A DoPut frame, decoded: kind, flags, app_metadata, IPC bytes.
+type SentFrame = (FrameKind, Flags, Vec<u8>, usize);
+
+/// The frames among `actions`.
+fn put_frames(actions: &[Action]) -> TestResult<Vec<SentFrame>> {
+    let mut out = Vec::new();
+    for action in actions {
+        if let Action::Frame(f) = action {
+            let bytes = [&f.header()[..], f.app_metadata(), f.payload()].concat();
+            let f = frame::Frame::decode(&bytes, SEGMENT)?;
+            out.push((f.kind, f.flags, f.app_metadata.to_vec(), f.ipc.len()));
+        }
+    }
+    Ok(out)
+}
+
+fn grant(client: &mut Client, stream: u32, bytes: u64) -> TestResult {
+    client.on_text(&ServerMessage::Credit { stream, bytes }.to_json()?);
+    Ok(())
+}
+
+#[test]
+fn do_put_app_metadata_rides_with_the_batch_message_within_credit() -> TestResult {
+    let column: DictionaryArray<Int32Type> = vec!["a", "b", "a"].into_iter().collect();
+    let batch = RecordBatch::try_from_iter([("d", Arc::new(column) as ArrayRef)])?;
+    let mut client = connect(Budget::new(budget::DEFAULT_BUDGET_BYTES))?;
+    let id = client.open_put(Descriptor::Path(vec!["p".into()]));
+    actions(&mut client);
+    let (put, out) = client.put_mut(id)?;
+    let refused = put.write_metadata(b"early".to_vec(), out).unwrap_err();
+    assert_eq!(
+        refused.to_string(),
+        "write at least one batch before writeMetadata(): the schema comes first"
+    );
+    let big = vec![7; SEGMENT];
+    let refused = put
+        .write(&batch, &BatchMetadata::default(), big, out)
+        .unwrap_err();
+    assert_eq!(
+        refused.to_string(),
+        "app_metadata of 64 bytes is over the 63 that fit in one frame"
+    );
+    let meta = b"page 1".to_vec();
+    put.write(&batch, &BatchMetadata::default(), meta.clone(), out)?;
+    put.write_metadata(b"alone".to_vec(), out)?;
+    put.finish_upload(out)?;
+    // Credit comes a byte at a time: a frame with app_metadata waits for it plus a byte.
+    let mut frames = Vec::new();
+    let mut balance: usize = 0;
+    for _ in 0..10_000 {
+        let out = actions(&mut client);
+        for f in put_frames(&out)? {
+            balance = balance
+                .checked_sub(f.2.len() + f.3)
+                .ok_or("a frame beyond the credit")?;
+            frames.push(f);
+        }
+        if sent(&out)?.contains(&ClientMessage::End { stream: id }) {
+            break;
+        }
+        grant(&mut client, id, 1)?;
+        balance += 1;
+        assert!(
+            balance <= 1 + b"page 1".len(),
+            "credit left unused: {balance} bytes"
+        );
+    }
+    // The app_metadata of each message, in order: schema, dictionary, batch, metadata
+    // alone, end of stream.
+    let starts: Vec<(FrameKind, Vec<u8>)> = frames
+        .iter()
+        .filter(|f| f.1.first)
+        .map(|f| (f.0, f.2.clone()))
+        .collect();
+    assert_eq!(
+        starts,
+        [
+            (FrameKind::Data, Vec::new()),
+            (FrameKind::Data, Vec::new()),
+            (FrameKind::Data, meta),
+            (FrameKind::Metadata, b"alone".to_vec()),
+            (FrameKind::Data, Vec::new()),
+        ]
+    );
+    Ok(())
+}
+
+/// The value of a call that succeeded; a failure fails the test with its code and text.
+fn ok<T>(result: Result<T, Failure>) -> TestResult<T> {
+    result.map_err(|f| format!("{} {}", f.code, f.message).into())
+}
+
+/// How call `stream` was answered among `actions`, if it was.
+fn answer(actions: Vec<Action>, stream: u32) -> Option<Result<Vec<ServerMessage>, Failure>> {
+    actions.into_iter().find_map(|a| match a {
+        Action::Answer { stream: s, result } if s == stream => Some(result),
+        _ => None,
+    })
+}
+
+/// A PollFlightInfo call answered with `poll_infos` (JSON texts) and an OK status: what
+/// its answer became.
+fn poll(poll_infos: &[&str]) -> TestResult<Result<PollInfo, Failure>> {
+    let mut client = connect(Budget::new(1 << 20))?;
+    let descriptor = Descriptor::Cmd(b"q".to_vec());
+    let id = ok(client.call(ClientMessage::PollFlightInfo {
+        stream: 0,
+        descriptor: descriptor.clone(),
+    }))?;
+    assert_eq!(
+        sent(&actions(&mut client))?,
+        [ClientMessage::PollFlightInfo {
+            stream: id,
+            descriptor
+        }]
+    );
+    for text in poll_infos {
+        client.on_text(&text.replace("ID", &id.to_string()));
+    }
+    status(&mut client, id, 0, "")?;
+    let messages = ok(answer(actions(&mut client), id).ok_or("the call was answered")?)?;
+    Ok(PollInfo::from_answer(messages))
+}
+
+const INFO: &str = r#"{"schema":"","endpoints":[{"ticket":"AQ=="}],"totalRecords":-1,
+    "totalBytes":-1,"ordered":false}"#;
+
+#[test]
+fn poll_flight_info_answers_where_the_query_stands() -> TestResult {
+    let running = format!(
+        r#"{{"type":"pollInfo","stream":ID,"info":{INFO},"descriptor":{{"cmd":"Ag=="}},
+        "progress":0.25,"expirationTimeMs":5}}"#
+    );
+    let poll_info = ok(poll(&[running.as_str()])?)?;
+    assert_eq!(poll_info.descriptor, Some(Descriptor::Cmd(vec![2])));
+    assert_eq!(poll_info.progress, Some(0.25));
+    assert_eq!(poll_info.expiration_time_ms, Some(5));
+    assert_eq!(poll_info.info.map(|i| i.endpoints.len()), Some(1));
+    // Nothing yet but the descriptor to poll next; progress unknown.
+    let started = r#"{"type":"pollInfo","stream":ID,"descriptor":{"cmd":"Ag=="}}"#;
+    let poll_info = ok(poll(&[started])?)?;
+    assert_eq!((poll_info.info, poll_info.progress), (None, None));
+    // Complete: no descriptor.
+    let done = format!(r#"{{"type":"pollInfo","stream":ID,"info":{INFO},"progress":1}}"#);
+    assert_eq!(ok(poll(&[done.as_str()])?)?.descriptor, None);
+    Ok(())
+}
+
+#[test]
+fn a_poll_flight_info_answer_is_one_poll_info() -> TestResult {
+    let failed = |texts: &[&str]| -> TestResult<(i32, String)> {
+        let failure = poll(texts)?.err().ok_or("the call failed")?;
+        Ok((failure.code, failure.message))
+    };
+    let started = r#"{"type":"pollInfo","stream":ID,"descriptor":{"cmd":"Ag=="}}"#;
+    assert_eq!(
+        failed(&[started, started])?,
+        (INTERNAL, "expected one pollInfo answer, found 2".into())
+    );
+    assert_eq!(
+        failed(&[])?,
+        (INTERNAL, "expected one pollInfo answer, found 0".into())
+    );
+    Ok(())
+}
+
+#[test]
+fn a_cancelled_call_fails_at_once_and_ignores_what_follows() -> TestResult {
+    let mut client = connect(Budget::new(1 << 20))?;
+    let id = ok(client.call(ClientMessage::PollFlightInfo {
+        stream: 0,
+        descriptor: Descriptor::Path(vec!["slow".into()]),
+    }))?;
+    actions(&mut client);
+    client.cancel(id);
+    let out = actions(&mut client);
+    assert_eq!(sent(&out)?, [ClientMessage::Cancel { stream: id }]);
+    assert_eq!(
+        answer(out, id),
+        Some(Err(Failure::new(CANCELLED, "cancelled by the client")))
+    );
+    // The gateway's answer and status raced the cancel: nothing more settles.
+    client.on_text(&format!(
+        r#"{{"type":"pollInfo","stream":{id},"descriptor":{{"cmd":"Ag=="}}}}"#
+    ));
+    status(&mut client, id, CANCELLED, "cancelled by the client")?;
+    assert!(actions(&mut client).is_empty());
+    assert!(client.failure().is_none(), "the connection goes on");
     Ok(())
 }

@@ -4,8 +4,6 @@
 //! arrow-ipc's `DictionaryTracker` decides this too, but only while it records the batch
 //! as written; sizing a write before making it needs the decision without the record.
 
-use std::collections::HashMap;
-
 use arrow_array::Array;
 use arrow_data::ArrayData;
 use arrow_schema::DataType;
@@ -24,7 +22,9 @@ pub(crate) struct Update {
 
 /// The dictionaries sent so far, by id.
 pub(crate) struct Dictionaries {
-    sent: HashMap<i64, ArrayData>,
+    /// Sorted by id, found by binary search: a `HashMap` of its own linked a hash table's
+    /// code for this one use (docs/size.md).
+    sent: Vec<(i64, ArrayData)>,
     /// Whether a dictionary that extends the one sent is sent as a delta; if not, it is
     /// sent whole, as a replacement.
     deltas: bool,
@@ -33,7 +33,7 @@ pub(crate) struct Dictionaries {
 impl Dictionaries {
     pub(crate) fn new(deltas: bool) -> Self {
         Dictionaries {
-            sent: HashMap::new(),
+            sent: Vec::new(),
             deltas,
         }
     }
@@ -43,7 +43,7 @@ impl Dictionaries {
     pub(crate) fn check_no_replacement(&self, updates: &[Update]) -> Result<()> {
         match updates
             .iter()
-            .find(|u| !u.is_delta && self.sent.contains_key(&u.id))
+            .find(|u| !u.is_delta && self.sent(u.id).is_some())
         {
             Some(update) => Err(QuiverError::Usage(format!(
                 "dictionary {} of this batch does not extend the one written before: an IPC \
@@ -97,7 +97,7 @@ impl Dictionaries {
             is_delta,
             full: values.clone(),
         };
-        match self.sent.get(&id) {
+        match self.sent(id) {
             None => out.push(update(values.clone(), false)),
             Some(old) if ArrayData::ptr_eq(old, values) || old == values => {}
             Some(old)
@@ -135,8 +135,21 @@ impl Dictionaries {
     /// Records the messages of a successful write.
     pub(crate) fn commit(&mut self, updates: &mut Vec<Update>) {
         for update in updates.drain(..) {
-            self.sent.insert(update.id, update.full);
+            match self.sent.binary_search_by_key(&update.id, |(id, _)| *id) {
+                Ok(i) => {
+                    if let Some((_, sent)) = self.sent.get_mut(i) {
+                        *sent = update.full;
+                    }
+                }
+                Err(i) => self.sent.insert(i, (update.id, update.full)),
+            }
         }
+    }
+
+    /// The dictionary sent with `id`, if any.
+    fn sent(&self, id: i64) -> Option<&ArrayData> {
+        let i = self.sent.binary_search_by_key(&id, |(id, _)| *id).ok()?;
+        self.sent.get(i).map(|(_, sent)| sent)
     }
 }
 

@@ -1,14 +1,15 @@
 //! Calls answered by a few control messages and a status (Handshake, GetFlightInfo,
-//! ListFlights, GetSchema, DoAction, ListActions): what their messages become once the call ends.
+//! PollFlightInfo, ListFlights, GetSchema, DoAction, ListActions):
+//! what their messages become once the call ends.
 
 use js_sys::{Array, Object, Uint8Array};
 use wasm_bindgen::prelude::*;
 
 use super::super::object::set;
 use super::super::schema::schema_to_js;
-use super::info::{flight_info_to_js, schema_from_ipc};
+use super::info::{flight_info_to_js, poll_info_to_js, schema_from_ipc};
 use crate::flight::client::status::INTERNAL;
-use crate::flight::client::Failure;
+use crate::flight::client::{Failure, PollInfo};
 use crate::flight::control::ServerMessage;
 
 /// What the caller asked for, which decides what the answer becomes.
@@ -26,11 +27,16 @@ pub(super) enum CallKind {
     Handshake,
     /// Every `actionType`, as `{ type, description }`.
     ListActions,
+    /// The one `pollInfo`, checked by [`PollInfo::from_answer`].
+    Poll,
 }
 
 /// The value the call's promise resolves with.
 pub(super) fn answer(kind: CallKind, messages: Vec<ServerMessage>) -> Result<JsValue, Failure> {
     use ServerMessage as M;
+    if let CallKind::Poll = kind {
+        return poll_info_to_js(&PollInfo::from_answer(messages)?);
+    }
     let all = Array::new();
     for message in messages {
         match (kind, message) {

@@ -4,19 +4,20 @@ use std::rc::Rc;
 
 use js_sys::{Promise, Uint8Array};
 use wasm_bindgen::prelude::*;
-use wasm_bindgen_futures::future_to_promise;
+use web_sys::AbortSignal;
 
 use super::super::error::WasmResult;
+use super::abort::AbortWatch;
 use super::call::CallKind;
-use super::conn::{close, run, Conn, Owner, Params};
-use super::deferred::Deferred;
+use super::conn::{close, run, with_client, Conn, Owner, Params};
+use super::deferred::{promise, Deferred};
 use super::error::{js_message, to_js};
 use super::fetch::fetch_all;
 use super::get::{open_get, FlightStream};
 use super::info::{descriptor_from_js, endpoints_from_js, ticket_from_js};
 use super::options::{
-    connect_options, fetch_options, get_options, ConnectOptionsJs, DoGetOptionsJs,
-    FetchAllOptionsJs,
+    call_signal, connect_options, fetch_options, get_options, CallOptionsJs, ConnectOptionsJs,
+    DoGetOptionsJs, FetchAllOptionsJs,
 };
 use super::put::PutStream;
 use crate::flight::client::status::{CANCELLED, INVALID_ARGUMENT};
@@ -52,17 +53,33 @@ pub struct FlightClient {
 
 impl FlightClient {
     /// A call answered by control messages and a status; the client numbers `request`.
-    fn call(&self, kind: CallKind, request: ClientMessage) -> Promise {
+    /// `signal` aborting cancels it.
+    fn call(&self, kind: CallKind, request: ClientMessage, signal: Option<AbortSignal>) -> Promise {
         let (promise, done) = Deferred::new();
         let conn = &self.owner.conn;
         let opened = conn.borrow_mut().client.call(request);
-        match opened {
-            Ok(id) => conn
-                .borrow_mut()
-                .register_call(id, kind, done, Rc::clone(&self.owner)),
-            Err(failure) => done.reject(&failure),
-        }
+        let id = match opened {
+            Ok(id) => id,
+            Err(failure) => {
+                done.reject(&failure);
+                return promise;
+            }
+        };
+        conn.borrow_mut()
+            .register_call(id, kind, done, Rc::clone(&self.owner));
         run(conn);
+        // Watched once registered, as a DoGet is (`open_get`).
+        let weak = Rc::downgrade(conn);
+        let abort = signal.and_then(|signal| {
+            AbortWatch::new(signal, move || {
+                if let Some(conn) = weak.upgrade() {
+                    with_client(&conn, |c| c.cancel(id));
+                }
+            })
+        });
+        if let Some(abort) = abort {
+            conn.borrow_mut().watch(id, abort);
+        }
         promise
     }
 }
@@ -80,7 +97,7 @@ impl FlightClient {
     #[wasm_bindgen(unchecked_return_type = "Promise<FlightClient>")]
     pub fn connect(url: String, options: Option<ConnectOptionsJs>) -> Promise {
         let options = options.map(JsValue::from).unwrap_or(JsValue::UNDEFINED);
-        future_to_promise(async move {
+        promise(async move {
             let o = connect_options(&options).map_err(invalid)?;
             let params = Params {
                 url,
@@ -110,6 +127,7 @@ impl FlightClient {
         self.call(
             CallKind::Handshake,
             ClientMessage::Handshake { stream: 0, payload },
+            None,
         )
     }
 
@@ -127,6 +145,7 @@ impl FlightClient {
                 stream: 0,
                 criteria,
             },
+            None,
         )
     }
 
@@ -147,7 +166,37 @@ impl FlightClient {
                 stream: 0,
                 descriptor,
             },
+            None,
         ))
+    }
+
+    /// Starts or polls a long-running query (PollFlightInfo): where it stands, as a
+    /// `PollInfo`. Poll its `descriptor` again until it is absent; `info` then holds every
+    /// endpoint, and its endpoints so far can be read before. A server may wait for news
+    /// before it answers a poll; aborting `signal` rejects with `CANCELLED` and cancels
+    /// the upstream call.
+    ///
+    /// ```js
+    /// let poll = await client.pollFlightInfo({ cmd: 'SELECT ...' });
+    /// while (poll.descriptor) {
+    ///   show(poll.progress);
+    ///   poll = await client.pollFlightInfo(poll.descriptor, { signal });
+    /// }
+    /// using table = await client.fetchAll(poll.info);
+    /// ```
+    #[wasm_bindgen(js_name = pollFlightInfo, unchecked_return_type = "Promise<PollInfo>")]
+    pub fn poll_flight_info(
+        &self,
+        #[wasm_bindgen(unchecked_param_type = "FlightDescriptor")] descriptor: JsValue,
+        options: Option<CallOptionsJs>,
+    ) -> WasmResult<Promise> {
+        let descriptor = descriptor_from_js(&descriptor)?;
+        let signal = call_signal(&options.map(JsValue::from).unwrap_or(JsValue::UNDEFINED))?;
+        let request = ClientMessage::PollFlightInfo {
+            stream: 0,
+            descriptor,
+        };
+        Ok(self.call(CallKind::Poll, request, signal))
     }
 
     /// The schema of a descriptor, decoded.
@@ -163,6 +212,7 @@ impl FlightClient {
                 stream: 0,
                 descriptor,
             },
+            None,
         ))
     }
 
@@ -215,9 +265,7 @@ impl FlightClient {
         let options = fetch_options(&options.map(JsValue::from).unwrap_or(JsValue::UNDEFINED))?;
         let (endpoints, raw_schema) = endpoints_from_js(&info)?;
         let owner = Rc::clone(&self.owner);
-        Ok(future_to_promise(fetch_all(
-            owner, endpoints, raw_schema, options,
-        )))
+        Ok(promise(fetch_all(owner, endpoints, raw_schema, options)))
     }
 
     /// Starts an upload to `descriptor`; see `PutStream`. `doPut` is the one-call form.
@@ -245,6 +293,7 @@ impl FlightClient {
                 action,
                 body,
             },
+            None,
         )
     }
 
@@ -257,6 +306,7 @@ impl FlightClient {
         self.call(
             CallKind::ListActions,
             ClientMessage::ListActions { stream: 0 },
+            None,
         )
     }
 

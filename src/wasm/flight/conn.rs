@@ -4,6 +4,7 @@
 //! it ends, and each DoPut hold one.
 
 use std::cell::RefCell;
+use std::ops::Range;
 use std::rc::{Rc, Weak};
 
 use js_sys::{Array, ArrayBuffer, Function, Object, Uint8Array};
@@ -11,13 +12,13 @@ use wasm_bindgen::prelude::*;
 use wasm_bindgen_futures::JsFuture;
 use web_sys::{AbortSignal, WebSocket};
 
-use super::super::batch::RecordBatch;
 use super::super::object::set;
 use super::super::reader::push_js;
 use super::abort::AbortWatch;
 use super::call::{answer, CallKind};
 use super::deferred::Deferred;
 use super::error::js_message;
+use super::get::chunk_to_js;
 use super::socket::{Socket, SocketEvent};
 use crate::flight::client::budget::DEFAULT_BUDGET_BYTES;
 use crate::flight::client::status::{CANCELLED, UNAVAILABLE};
@@ -62,6 +63,7 @@ enum Pending {
         /// Keeps the connection open while the call is pending, even if nothing else
         /// holds the client (`await (await FlightClient.connect(url)).listFlights()`).
         _owner: Rc<Owner>,
+        _abort: Option<AbortWatch>,
     },
     Get {
         /// Where the stream goes when it ends, while its handle lives.
@@ -190,6 +192,7 @@ impl Conn {
             kind,
             done,
             _owner: owner,
+            _abort: None,
         };
         self.pending.push((id, pending));
     }
@@ -212,9 +215,11 @@ impl Conn {
         self.pending.push((id, pending));
     }
 
-    /// DoGet `id`, if it has not ended, is cancelled when `abort`'s signal aborts.
+    /// Call or DoGet `id`, if it has not ended, is cancelled when `abort`'s signal aborts.
     pub fn watch(&mut self, id: u32, abort: AbortWatch) {
-        if let Some(Pending::Get { _abort: slot, .. }) = self.entry(id) {
+        if let Some(Pending::Call { _abort: slot, .. } | Pending::Get { _abort: slot, .. }) =
+            self.entry(id)
+        {
             *slot = Some(abort);
         }
     }
@@ -288,17 +293,16 @@ fn on_frame(conn: &ConnRef, buffer: &ArrayBuffer) {
     let mut head = [0u8; HEADER_LEN];
     let head = &mut head[..len.min(HEADER_LEN)];
     Uint8Array::new_with_byte_offset_and_length(buffer, 0, head.len() as u32).copy_to(head);
-    conn.borrow_mut()
-        .client
-        .on_frame(head, len, |decoder, ipc| {
-            // Offsets fit in u32: a WebSocket message is an ArrayBuffer of at most 4 GiB here.
-            let ipc = Uint8Array::new_with_byte_offset_and_length(
-                buffer,
-                ipc.start as u32,
-                ipc.len() as u32,
-            );
-            push_js(decoder, &ipc)
-        });
+    // Offsets fit in u32: a WebSocket message is an ArrayBuffer of at most 4 GiB here.
+    let view = |range: Range<usize>| {
+        Uint8Array::new_with_byte_offset_and_length(buffer, range.start as u32, range.len() as u32)
+    };
+    conn.borrow_mut().client.on_frame(
+        head,
+        len,
+        |app_metadata| view(app_metadata).to_vec(),
+        |decoder, ipc| push_js(decoder, &view(ipc)),
+    );
 }
 
 fn abort_connect(conn: &ConnRef) {
@@ -366,14 +370,13 @@ fn perform(conn: &ConnRef, action: Action) {
                 done.settle(result.and_then(|messages| answer(kind, messages)));
             }
         }
-        Action::Batch { stream, batch } => {
+        Action::Chunk { stream, chunk } => {
             let waiter = match conn.borrow_mut().entry(stream) {
                 Some(Pending::Get { waiter, .. }) => waiter.take(),
                 _ => None,
             };
             if let Some(waiter) = waiter {
-                let (batch, metadata) = batch;
-                waiter.resolve(&RecordBatch::with_metadata(batch, metadata).into());
+                waiter.resolve(&chunk_to_js(chunk));
             }
         }
         Action::GetEnded { stream, result } => {
@@ -455,14 +458,14 @@ fn perform(conn: &ConnRef, action: Action) {
 /// Sends a DoPut frame, built in JS memory: `ws` in Node sends later from the buffer it
 /// is given, so a view of wasm memory could change before it goes out.
 fn send_frame(ws: &WebSocket, frame: &PutFrame) {
-    let payload = frame.payload();
-    let bytes = Uint8Array::new_with_length((HEADER_LEN + payload.len()) as u32);
-    bytes
-        .subarray(0, HEADER_LEN as u32)
-        .copy_from(frame.header());
-    bytes
-        .subarray(HEADER_LEN as u32, bytes.length())
-        .copy_from(payload);
+    let parts: [&[u8]; 3] = [frame.header(), frame.app_metadata(), frame.payload()];
+    let bytes = Uint8Array::new_with_length(parts.iter().map(|p| p.len() as u32).sum());
+    let mut at = 0;
+    for part in parts {
+        let end = at + part.len() as u32;
+        bytes.subarray(at, end).copy_from(part);
+        at = end;
+    }
     // A failed send means the socket is closing; its close event fails the stream.
     let _ = ws.send_with_array_buffer_view(&bytes);
 }

@@ -1,7 +1,11 @@
-//! A JS promise whose settling is left to a socket event.
+//! JS promises: one whose settling is left to a socket event, and one a future settles.
+
+use std::future::Future;
+use std::pin::Pin;
 
 use js_sys::{Function, Promise};
 use wasm_bindgen::JsValue;
+use wasm_bindgen_futures::future_to_promise;
 
 use super::error::to_js;
 use crate::flight::client::Failure;
@@ -39,4 +43,11 @@ impl Deferred {
             Err(failure) => self.reject(&failure),
         }
     }
+}
+
+/// The promise of `future`, through one `future_to_promise` for every call: each future
+/// type of its own would instantiate its promise and task code again (docs/size.md).
+pub(super) fn promise(future: impl Future<Output = Result<JsValue, JsValue>> + 'static) -> Promise {
+    let future: Pin<Box<dyn Future<Output = Result<JsValue, JsValue>>>> = Box::pin(future);
+    future_to_promise(future)
 }

@@ -8,10 +8,11 @@ use std::rc::Rc;
 
 use js_sys::{Array, Promise};
 use wasm_bindgen::prelude::*;
-use wasm_bindgen_futures::{future_to_promise, JsFuture};
+use wasm_bindgen_futures::JsFuture;
 
 use super::super::batch::table_with_metadata;
 use super::conn::{with_client, Conn, ConnRef, Owner};
+use super::deferred::promise;
 use super::error::to_js;
 use super::get::{open_get, Collecting};
 use super::info::{schema_from_ipc, Target};
@@ -60,7 +61,7 @@ pub(super) async fn fetch_all(
                 Rc::clone(&work),
                 Rc::clone(&options),
             );
-            JsValue::from(future_to_promise(reader))
+            JsValue::from(promise(reader))
         })
         .collect();
     JsFuture::from(Promise::all(&all)).await?;

@@ -4,9 +4,9 @@
 use std::cell::RefCell;
 use std::rc::Rc;
 
-use js_sys::{Function, Promise};
+use js_sys::{Function, Promise, Uint8Array};
 use wasm_bindgen::prelude::*;
-use wasm_bindgen_futures::{future_to_promise, JsFuture};
+use wasm_bindgen_futures::JsFuture;
 use web_sys::AbortSignal;
 
 use super::super::batch::{table_with_metadata, RecordBatch};
@@ -15,10 +15,10 @@ use super::super::object::object;
 use super::super::schema::schema_to_js;
 use super::abort::AbortWatch;
 use super::conn::{run, CollectSlot, ConnRef, Home, Owner};
-use super::deferred::Deferred;
+use super::deferred::{promise, Deferred};
 use super::error::to_js;
 use crate::flight::client::status::INTERNAL;
-use crate::flight::client::{Actions, ClientError, Collected, Failure, GetStream, Next};
+use crate::flight::client::{Actions, Chunk, ClientError, Collected, Failure, GetStream, Next};
 
 /// A DoGet's home and id; the connection fills the home with the stream when it ends.
 pub(super) struct StreamHandle {
@@ -143,7 +143,8 @@ impl Collecting {
 /// Batches are decoded as their bytes arrive, and wait in the stream until you take them;
 /// taking them grants the gateway more credit, so a slow reader slows the server instead
 /// of filling memory. Each batch you take is yours to `free()`. Freeing the stream before
-/// its end cancels it.
+/// its end cancels it. `next()`, `for await` and `readAll()` skip the messages'
+/// `app_metadata`; `readChunk()` reads it.
 ///
 /// ```js
 /// const stream = client.doGet(ticket, { signal: AbortSignal.timeout(10_000) });
@@ -170,6 +171,17 @@ export interface FlightStreamStats {
   batches: number;
   rows: number;
 }
+/**
+ * What `readChunk()` reads: a batch with its message's `app_metadata`, or `app_metadata`
+ * alone (`data: null`) from a metadata-only message, or from a message that decodes to
+ * no batch (the schema, a dictionary batch), in stream order.
+ */
+export interface FlightStreamChunk {
+  /** Yours to `free()`. */
+  data: RecordBatch | null;
+  /** A copy in JS memory (no view of wasm memory); `null` if the batch's message had none. */
+  appMetadata: Uint8Array | null;
+}
 /** Passed to `onProgress` after each frame. */
 export interface FlightProgress {
   bytesReceived: number;
@@ -184,16 +196,34 @@ impl FlightStream {
     }
 }
 
+/// A `FlightStreamChunk`; `appMetadata` is copied out of wasm memory.
+pub(super) fn chunk_to_js(chunk: Chunk) -> JsValue {
+    let data = chunk.batch.map_or(JsValue::NULL, |(batch, metadata)| {
+        RecordBatch::with_metadata(batch, metadata).into()
+    });
+    let app_metadata = chunk
+        .app_metadata
+        .map_or(JsValue::NULL, |m| Uint8Array::from(m.as_slice()).into());
+    object(&[("data", data), ("appMetadata", app_metadata)])
+}
+
 #[wasm_bindgen]
 impl FlightStream {
-    /// The next batch, or `undefined` at the end of the stream. Rejects with a
-    /// `FlightError` if the stream failed, after the batches that came before the failure.
-    #[wasm_bindgen(unchecked_return_type = "Promise<RecordBatch | undefined>")]
-    pub fn next(&self) -> WasmResult<Promise> {
+    /// The next chunk, `{ data, appMetadata }`, or `undefined` at the end of the stream.
+    /// Rejects with a `FlightError` if the stream failed, after the chunks that came
+    /// before the failure. `next()` and `for await` read chunks with this, and skip
+    /// `app_metadata`.
+    ///
+    /// ```js
+    /// for (let c = await stream.readChunk(); c; c = await stream.readChunk()) {
+    ///   if (c.appMetadata) console.log(new TextDecoder().decode(c.appMetadata));
+    ///   c.data?.free();
+    /// }
+    /// ```
+    #[wasm_bindgen(js_name = readChunk, unchecked_return_type = "Promise<FlightStreamChunk | undefined>")]
+    pub fn read_chunk(&self) -> WasmResult<Promise> {
         let promise = match self.stream.with(|get, out| get.next(out))? {
-            Next::Batch((batch, metadata)) => {
-                Promise::resolve(&JsValue::from(RecordBatch::with_metadata(batch, metadata)))
-            }
+            Next::Chunk(chunk) => Promise::resolve(&chunk_to_js(chunk)),
             Next::End(Ok(())) => Promise::resolve(&JsValue::UNDEFINED),
             Next::End(Err(failure)) => Promise::reject(&to_js(&failure)),
             Next::Wait => {
@@ -216,7 +246,7 @@ impl FlightStream {
     #[wasm_bindgen(js_name = readAll, unchecked_return_type = "Promise<Table>")]
     pub fn read_all(&self) -> WasmResult<Promise> {
         let collecting = Collecting::start(&self.stream)?;
-        Ok(future_to_promise(async move {
+        Ok(promise(async move {
             let (schema, batches) = collecting.wait().await.map_err(|f| to_js(&f))?;
             Ok(table_with_metadata(&schema, batches).into())
         }))

@@ -10,7 +10,7 @@ use super::super::error::{usage, WasmResult};
 use super::super::object::set;
 use super::super::schema::schema_to_js;
 use crate::flight::client::status::INTERNAL;
-use crate::flight::client::Failure;
+use crate::flight::client::{Failure, PollInfo};
 use crate::flight::control::{Descriptor, Endpoint, FlightInfo};
 use crate::ipc::{ReadLimits, StreamDecoder};
 
@@ -47,6 +47,23 @@ export interface FlightInfo {
   totalBytes: number;
   ordered: boolean;
   appMetadata: Uint8Array;
+}
+/**
+ * Where a long-running query stands (`pollFlightInfo`). Poll `descriptor` again until it
+ * is absent: the query is then complete and `info` holds all its results.
+ */
+export interface PollInfo {
+  /**
+   * The results so far, whole each time (not what was added since the last poll): their
+   * endpoints can be read before the query completes.
+   */
+  info?: FlightInfo;
+  /** The descriptor to poll next; absent once the query is complete. */
+  descriptor?: FlightDescriptor;
+  /** From 0 to 1, when the server knows it; it may go down as well as up. */
+  progress?: number;
+  /** Milliseconds since the Unix epoch after which the server may refuse `descriptor`. */
+  expirationTimeMs?: number;
 }
 /** A ticket: bytes, a string (sent as UTF-8), or an endpoint of a FlightInfo. */
 export type Ticket = Uint8Array | string | FlightEndpoint;
@@ -168,6 +185,23 @@ pub(super) fn flight_info_to_js(info: &FlightInfo) -> Result<JsValue, Failure> {
         "appMetadata",
         &Uint8Array::from(info.app_metadata.as_slice()),
     );
+    Ok(out.into())
+}
+
+pub(super) fn poll_info_to_js(poll: &PollInfo) -> Result<JsValue, Failure> {
+    let out = Object::new();
+    if let Some(info) = &poll.info {
+        set(&out, "info", &flight_info_to_js(info)?);
+    }
+    if let Some(d) = &poll.descriptor {
+        set(&out, "descriptor", &descriptor_to_js(d));
+    }
+    if let Some(progress) = poll.progress {
+        set(&out, "progress", &progress.into());
+    }
+    if let Some(ms) = poll.expiration_time_ms {
+        set(&out, "expirationTimeMs", &(ms as f64).into());
+    }
     Ok(out.into())
 }
 

@@ -48,6 +48,14 @@ export interface DoGetOptions {
   /** Bytes the gateway may send ahead of consumption; default the gateway's window (8 MiB). */
   creditWindow?: number;
 }
+/** Options of `pollFlightInfo`. */
+export interface CallOptions {
+  /**
+   * Aborting rejects the call with a `FlightError` (code 1, CANCELLED) and cancels its
+   * upstream call.
+   */
+  signal?: AbortSignal;
+}
 /** Options of `fetchAll`. */
 export interface FetchAllOptions {
   signal?: AbortSignal;
@@ -69,6 +77,8 @@ extern "C" {
     pub type DoGetOptionsJs;
     #[wasm_bindgen(typescript_type = "FetchAllOptions")]
     pub type FetchAllOptionsJs;
+    #[wasm_bindgen(typescript_type = "CallOptions")]
+    pub type CallOptionsJs;
 }
 
 fn field(options: &JsValue, key: &str) -> JsValue {
@@ -166,6 +176,11 @@ pub(super) fn get_options(options: &JsValue) -> WasmResult<Get> {
         location: string(options, "location")?,
         credit_window: count(options, "creditWindow")?,
     })
+}
+
+/// The `signal` of a call's options.
+pub(super) fn call_signal(options: &JsValue) -> WasmResult<Option<AbortSignal>> {
+    typed(options, "signal", "an AbortSignal")
 }
 
 pub(super) struct Fetch {

@@ -2,7 +2,8 @@
 // and in headless Chromium (tests/browser/flight.test.js) against the same real
 // processes: pyarrow Flight servers behind quiver-gateway (see flight-env.mjs).
 //
-// `env`: { gateway, strictGateway, servers: { main, peer, lz4, zstd, token }, saw(line, ms) }
+// `env`: { gateway, strictGateway, demoGateway, servers: { main, peer, lz4, zstd, token },
+// saw(line, ms) }
 // `WebSocket`: the class to connect with (undefined: the global one); `ForeignWebSocket`
 // one whose Origin the strict gateway refuses (undefined: the page's own origin).
 
@@ -117,6 +118,66 @@ export function flightCases({ test, assert, quiver, env, WebSocket, ForeignWebSo
       assert.equal(batches, 50);
       assert.ok(stream.stats.bytesReceived > 20_000_000);
     } finally {
+      client.close();
+    }
+  });
+
+  test('flight: readChunk gives each batch the app_metadata of its message, in order; next() skips it', async () => {
+    const client = await connect();
+    try {
+      const stream = client.doGet('meta:3');
+      const seen = [];
+      for (let chunk = await stream.readChunk(); chunk !== undefined; chunk = await stream.readChunk()) {
+        // A copy in JS memory, not a view of wasm memory.
+        assert.equal(chunk.appMetadata.buffer.byteLength, chunk.appMetadata.length);
+        seen.push([chunk.data.numRows, text(chunk.appMetadata)]);
+        chunk.data.free();
+      }
+      assert.deepEqual(seen, [[100, 'm0'], [100, 'm1'], [100, 'm2']]);
+      const rows = [];
+      for await (const batch of client.doGet('meta:3')) {
+        rows.push(batch.numRows);
+        batch.free();
+      }
+      assert.deepEqual(rows, [100, 100, 100]);
+      // Messages without app_metadata (the schema, a dictionary) make no chunk.
+      const dict = client.doGet('dict');
+      const chunk = await dict.readChunk();
+      assert.deepEqual([chunk.data.numRows, chunk.appMetadata], [3, null]);
+      chunk.data.free();
+      assert.equal(await dict.readChunk(), undefined);
+    } finally {
+      client.close();
+    }
+  });
+
+  test('flight: DoPut sends app_metadata with its batch, after its dictionary, or alone', async () => {
+    const client = await connect();
+    const put = client.startPut({ path: [tag('chunks')] });
+    const source = await client.doGet('data:0:10:2').readAll();
+    const [a, b] = source.batches;
+    const dict = await client.doGet('dict').readAll();
+    const [d] = dict.batches;
+    try {
+      assert.throws(() => put.writeMetadata(utf8('early')),
+        { message: 'write at least one batch before writeMetadata(): the schema comes first' });
+      assert.throws(() => put.write(a, new Uint8Array(1 << 20)), {
+        message: 'app_metadata of 1048576 bytes is over the 1048575 that fit in one frame',
+      });
+      await put.write(a, utf8('first'));
+      await put.write(b);
+      await put.writeMetadata(utf8('alone'));
+      // pyarrow's reader reads each chunk with the app_metadata of its FlightData.
+      assert.deepEqual((await put.finish()).map(text),
+        ['stored 20 rows', 'first,alone', 'batch:first;batch:;none:alone']);
+      // Arrow C++ would read app_metadata sent with the dictionary as the batch's none.
+      const dictPut = client.startPut({ path: [tag('chunks')] });
+      await dictPut.write(d, utf8('with the dictionary batch'));
+      assert.deepEqual((await dictPut.finish()).map(text),
+        ['stored 3 rows', 'with the dictionary batch', 'batch:with the dictionary batch']);
+      dictPut.free();
+    } finally {
+      for (const x of [put, a, b, source, d, dict]) x.free();
       client.close();
     }
   });
@@ -258,6 +319,104 @@ export function flightCases({ test, assert, quiver, env, WebSocket, ForeignWebSo
     try {
       const info = await client.getFlightInfo({ path: ['forbidden', 'grpc://127.0.0.1:1'] });
       await rejectsWith(client.fetchAll(info), 7);
+    } finally {
+      client.close();
+    }
+  });
+
+  test('flight: pollFlightInfo follows a long-running query to its end', async () => {
+    const client = await FlightClient.connect(env.demoGateway, { WebSocket });
+    try {
+      // The demo's query completes at its 4th poll, with one more of its 4 parts each time.
+      let poll = await client.pollFlightInfo({ cmd: 'rows=10&batches=2&partitions=4&polls=4' });
+      const seen = [];
+      while (poll.descriptor) {
+        seen.push([poll.progress, poll.info.endpoints.length]);
+        assert.ok(poll.expirationTimeMs > Date.now(), `expires at ${poll.expirationTimeMs}`);
+        poll = await client.pollFlightInfo(poll.descriptor);
+      }
+      assert.deepEqual(seen, [[0.25, 1], [0.5, 2], [0.75, 3]]);
+      assert.equal(poll.progress, 1);
+      assert.equal(poll.expirationTimeMs, undefined);
+      assert.equal(poll.info.totalRecords, 80);
+      const table = await client.fetchAll(poll.info);
+      assert.equal(table.numRows, 80);
+      table.free();
+    } finally {
+      client.close();
+    }
+  });
+
+  test('flight: a server without PollFlightInfo or RenewFlightEndpoint answers UNIMPLEMENTED', async () => {
+    const pyarrow = await connect();
+    const demo = await FlightClient.connect(env.demoGateway, { WebSocket });
+    try {
+      await rejectsWith(pyarrow.pollFlightInfo({ path: ['parts'] }), 12);
+      const endpoint = { ticket: utf8('rows=1'), locations: [] };
+      await rejectsWith(demo.renewFlightEndpoint(endpoint), 12, /the demo has no actions/);
+    } finally {
+      pyarrow.close();
+      demo.close();
+    }
+  });
+
+  test('flight: an aborted signal cancels pollFlightInfo and renewFlightEndpoint', async () => {
+    const client = await FlightClient.connect(env.demoGateway, { WebSocket });
+    try {
+      const signal = AbortSignal.abort();
+      await rejectsWith(client.pollFlightInfo({ cmd: 'polls=2' }, { signal }), 1, /cancelled by the client/);
+      await rejectsWith(client.renewFlightEndpoint({ ticket: 't' }, { signal }), 1, /aborted by the signal/);
+      // The connection goes on.
+      assert.equal((await client.pollFlightInfo({ cmd: 'polls=2' })).progress, 0.5);
+    } finally {
+      client.close();
+    }
+  });
+
+  test("flight: renewFlightEndpoint answers the server's renewed endpoint", async () => {
+    const client = await connect();
+    try {
+      const [endpoint] = (await client.getFlightInfo({ path: ['parts'] })).endpoints;
+      const expires = Date.UTC(2030, 0, 1);
+      const renewed = await client.renewFlightEndpoint({ ...endpoint, expirationTimeMs: expires });
+      assert.deepEqual(renewed.ticket, endpoint.ticket);
+      assert.deepEqual(renewed.locations, [env.servers.main]);
+      assert.equal(renewed.expirationTimeMs, expires + 3_600_000);
+      assert.equal(text(renewed.appMetadata), 'renewed');
+      const table = await client.doGet(renewed).readAll();
+      assertSameRows(table, await reference(client, text(endpoint.ticket)));
+      table.free();
+    } finally {
+      client.close();
+    }
+  });
+
+  test('flight: bad arguments to pollFlightInfo throw, and to renewFlightEndpoint a TypeError', async () => {
+    const client = await connect();
+    try {
+      // As getFlightInfo's.
+      assert.throws(() => client.pollFlightInfo({ paths: ['x'] }), {
+        message: 'a descriptor must be { path: string[] }, { cmd: Uint8Array | string } or { sql: string }',
+      });
+      assert.throws(() => client.pollFlightInfo({ path: ['x'] }, { signal: 'soon' }), {
+        message: 'option signal must be an AbortSignal',
+      });
+      const renew = (...args) => () => client.renewFlightEndpoint(...args);
+      const cases = [
+        [renew('t'), 'expected a FlightEndpoint { ticket, locations?, expirationTimeMs?, appMetadata? }, found "t"'],
+        [renew({ ticket: 5 }), 'endpoint.ticket must be a Uint8Array or a string, found 5'],
+        [renew({ ticket: 't', locations: 'grpc://h:1' }), 'endpoint.locations must be an array of strings, found "grpc://h:1"'],
+        [renew({ ticket: 't', locations: [1] }), 'endpoint.locations must be an array of strings, found [1]'],
+        [renew({ ticket: 't', expirationTimeMs: 1.5 }),
+          'endpoint.expirationTimeMs must be whole milliseconds since the Unix epoch, found 1.5'],
+        [renew({ ticket: 't', expirationTimeMs: 2 ** 60 }),
+          'endpoint.expirationTimeMs must be whole milliseconds since the Unix epoch, found 1152921504606847000'],
+        [renew({ ticket: 't', appMetadata: 7 }), 'endpoint.appMetadata must be a Uint8Array or a string, found 7'],
+        [renew({ ticket: 't' }, { signal: {} }), 'option signal must be an AbortSignal, found {}'],
+      ];
+      for (const [call, message] of cases) {
+        await assert.rejects(call, { name: 'TypeError', message });
+      }
     } finally {
       client.close();
     }

@@ -1,9 +1,11 @@
 // Starts the real processes the Flight client tests and benchmark talk to, all on
 // 127.0.0.1 with ephemeral ports: pyarrow Flight servers (gateway/tests/flight_server.py,
-// bench/flight_upstream.py)
-// and quiver-gateway binaries (built with cargo first). Used by tests/js/flight.test.js,
-// tests/browser/run.mjs and bench/browser.mjs. Everything is killed by stop(), and on exit.
+// bench/flight_upstream.py), the Flight SQL fixture (tests/fixtures/flight-sql-server),
+// quiver-gateway binaries (built with cargo first), and listeners that count the
+// connections made to them. Used by tests/js/flight*.test.js, tests/browser/run.mjs and
+// bench/browser.mjs. Everything is killed by stop(), and on exit.
 import { spawn, execFileSync } from 'node:child_process';
+import { createServer } from 'node:net';
 import { createInterface } from 'node:readline';
 import { dirname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -69,8 +71,35 @@ export async function pythonServer(args, { script = 'gateway/tests/flight_server
     pid: p.child.pid,
     /** Whether the server printed `line` within `ms`. */
     saw: async (text, ms) => (await p.waitFor(new RegExp(`^${text}$`), ms)) !== null,
+    /** The first line the server printed matching `pattern` within `ms`, or null. */
+    line: p.waitFor,
     stop: p.stop,
   };
+}
+
+/**
+ * A TCP listener on 127.0.0.1 that closes each connection as it accepts it, as a server
+ * going down does, and counts them: `dials()`. Resolves with its `grpc://` location.
+ */
+export async function countingListener() {
+  let dials = 0;
+  const server = createServer((socket) => {
+    dials++;
+    socket.destroy();
+  });
+  await new Promise((done, fail) => server.once('error', fail).listen(0, '127.0.0.1', done));
+  return {
+    location: `grpc://127.0.0.1:${server.address().port}`,
+    dials: () => dials,
+    stop: () => new Promise((done) => server.close(() => done())),
+  };
+}
+
+/** A `grpc://` location on 127.0.0.1 where nothing listens: a port just freed. */
+export async function deadLocation() {
+  const listener = await countingListener();
+  await listener.stop();
+  return listener.location;
 }
 
 /** Builds quiver-gateway (a no-op when it is fresh) and returns the binary's path. */
@@ -97,6 +126,7 @@ export async function startGateway(binary, args) {
  *   on itself and one on `peer`); it may also dial `peer`, `lz4`, `zstd` and `token`, and
  *   allows the page origin `origin` (if given);
  * - `strictGateway`: a `--demo` gateway that allows no cross-origin page;
+ * - `demoGateway`: a `--demo` gateway that allows `origin` (its long-running queries);
  * - `servers`: each server's location, and `saw(line, ms)` on `main`'s output.
  */
 export async function startFlightEnv({ origin, release = false } = {}) {
@@ -122,9 +152,12 @@ export async function startFlightEnv({ origin, release = false } = {}) {
     stoppers.push(gateway.stop);
     const strict = await startGateway(binary, ['--demo']);
     stoppers.push(strict.stop);
+    const demo = await startGateway(binary, ['--demo', ...(origin ? ['--allow-origin', origin] : [])]);
+    stoppers.push(demo.stop);
     return {
       gateway: gateway.url,
       strictGateway: strict.url,
+      demoGateway: demo.url,
       servers: { main: main.location, peer: peer.location, lz4: lz4.location, zstd: zstd.location, token: token.location },
       saw: main.saw,
       stop: () => Promise.all(stoppers.map((s) => s())),
@@ -138,17 +171,33 @@ export async function startFlightEnv({ origin, release = false } = {}) {
 const sqlFixture = resolve(root, 'tests/fixtures/flight-sql-server');
 
 /**
- * Builds the Flight SQL fixture (datafusion-flight-sql-server; a no-op when fresh) in its
- * own target dir, and returns the binary's path.
+ * Builds a package of the Flight SQL fixture's workspace (a no-op when fresh) in its own
+ * target dir, and returns the path of its binary: the server (datafusion-flight-sql-server),
+ * or `flight-sql-read`, the benchmark's native client (`reader/`), in release if asked.
  */
-export function buildFlightSqlFixture() {
+export function buildFlightSqlFixture({ bin = 'quiver-flight-sql-fixture', release = false } = {}) {
   const target = resolve(sqlFixture, 'target');
-  execFileSync('cargo', ['build', '-q', '--locked', '--manifest-path', resolve(sqlFixture, 'Cargo.toml')], {
+  const args = ['build', '-q', '--locked', '--manifest-path', resolve(sqlFixture, 'Cargo.toml'), '-p', bin];
+  execFileSync('cargo', [...args, ...(release ? ['--release'] : [])], {
     cwd: root,
     stdio: 'inherit',
     env: { ...process.env, CARGO_TARGET_DIR: target },
   });
-  return resolve(target, 'debug/quiver-flight-sql-fixture');
+  return resolve(target, release ? 'release' : 'debug', bin);
+}
+
+/**
+ * Starts the fixture binary `fixture` serving (`args`: `--bench` adds the benchmark's
+ * table); resolves with its location and pid.
+ */
+export async function startFlightSqlServer(fixture, args = []) {
+  const server = launch(fixture, ['serve', ...args], 'stdout');
+  const port = await server.waitFor(/^\d+$/, START_TIMEOUT_MS);
+  if (!port) {
+    await server.stop();
+    throw new Error(`${fixture} serve ${args.join(' ')} did not print its port`);
+  }
+  return { location: `grpc://127.0.0.1:${port}`, pid: server.child.pid, stop: server.stop };
 }
 
 /**
@@ -159,13 +208,10 @@ export function buildFlightSqlFixture() {
 export async function startFlightSqlEnv() {
   const fixture = buildFlightSqlFixture();
   const binary = buildGateway();
-  const server = launch(fixture, ['serve'], 'stdout');
-  const port = await server.waitFor(/^\d+$/, START_TIMEOUT_MS);
-  if (!port) throw new Error(`${fixture} serve did not print its port`);
-  const location = `grpc://127.0.0.1:${port}`;
+  const server = await startFlightSqlServer(fixture);
   let gateway;
   try {
-    gateway = await startGateway(binary, ['--upstream', location]);
+    gateway = await startGateway(binary, ['--upstream', server.location]);
   } catch (error) {
     await server.stop();
     throw error;
@@ -179,7 +225,7 @@ export async function startFlightSqlEnv() {
   };
   return {
     gateway: gateway.url,
-    location,
+    location: server.location,
     native,
     stop: () => Promise.all([gateway.stop(), server.stop()]),
   };

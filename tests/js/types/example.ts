@@ -62,8 +62,11 @@ export function whole(bytes: Uint8Array | Uint8Array[]): number {
 import {
   FlightClient,
   FlightError,
+  type FlightEndpoint,
   type FlightInfo,
+  type FlightStreamChunk,
   type FlightStreamStats,
+  type PollInfo,
   type RecordBatch as Batch,
 } from 'quiver-arrow';
 
@@ -73,6 +76,14 @@ export async function flight(url: string, table: Table): Promise<number> {
   const info: FlightInfo = await client.getFlightInfo({ path: ['a'] });
   await client.getFlightInfo({ cmd: new Uint8Array([1]) });
   const schema: Schema = await client.getSchema({ cmd: 'SELECT 1' });
+  let poll: PollInfo = await client.pollFlightInfo({ cmd: 'SELECT 2' });
+  while (poll.descriptor) {
+    const progress: number | undefined = poll.progress;
+    console.log(progress, poll.expirationTimeMs, poll.info?.endpoints.length);
+    poll = await client.pollFlightInfo(poll.descriptor, { signal: AbortSignal.timeout(60_000) });
+  }
+  const renewed: FlightEndpoint = await client.renewFlightEndpoint(info.endpoints[0], {});
+  console.log(renewed.expirationTimeMs);
   const controller = new AbortController();
   const stream = client.doGet(info.endpoints[0], {
     signal: controller.signal,
@@ -92,9 +103,14 @@ export async function flight(url: string, table: Table): Promise<number> {
   const stats: FlightStreamStats = stream.stats;
   const all: Table = await client.fetchAll(info, { concurrency: 2, ordered: false, connections: 2 });
   const next: Batch | undefined = await client.doGet('t', { location: 'grpc://h:1' }).next();
+  const chunk: FlightStreamChunk | undefined = await client.doGet('t').readChunk();
+  const appMetadata: Uint8Array | null | undefined = chunk?.appMetadata;
+  chunk?.data?.free();
   const results: Uint8Array[] = await client.doPut({ path: ['up'] }, table);
   const put = client.startPut({ path: ['up'] });
   if (next) await put.write(next);
+  if (next && appMetadata) await put.write(next, appMetadata);
+  await put.writeMetadata(new Uint8Array([1]));
   const more: Uint8Array[] = await put.finish();
   const bodies: Uint8Array[] = await client.doAction('dump', new Uint8Array());
   const actions = await client.listActions();
@@ -227,6 +243,38 @@ export function columns(table: Table): number {
   const copied: arrow.Table = table.toArrowJS(arrow, undefined);
   const viaFunction: arrow.Table = toArrowJS(table, arrow, { zeroCopy: false });
   return total + copied.numRows + viaFunction.numRows + table.toArray().length + table.numColumns;
+}
+
+// Typed rows: Table<T> and RecordBatch<T> over the caller's row type. Each ts-
+// expect-error line below fails the compile if the types stop catching its mistake.
+type Trade = { id: bigint; symbol: string | null; price: number };
+
+export async function typedRows(bytes: Uint8Array, response: Response, untyped: Table): Promise<number> {
+  using trades = tableFromIPC<Trade>(bytes);
+  const ids: ChunkedColumn<bigint> = trades.getChild('id');
+  const id: bigint | null = ids.get(0);
+  const symbols: (string | null)[] = trades.getChild('symbol').toArray();
+  const rows: Trade[] = trades.toArray();
+  const first: Trade | undefined = trades.batches[0]?.toArray()[0];
+  const prices: Column<number> | undefined = trades.batches[0]?.column('price');
+  const price: number | null | undefined = prices?.get(0);
+  for (const value of ids) if (value !== null) console.log(value + 1n);
+  // @ts-expect-error: not a column of Trade.
+  trades.getChild('volume');
+  // @ts-expect-error: ids are bigint, not number.
+  const wrong: number | null = ids.get(0);
+  // @ts-expect-error: options may change the value's type, so it is unknown.
+  const converted: bigint | null = ids.get(0, { useBigInt: false });
+  // By index, and with options, the column is untyped.
+  const byIndex: ChunkedColumn = trades.getChild(0);
+  const loose: Record<string, unknown>[] = trades.toArray({ useDate: true });
+  using fetched = await tableFromIPCAsync<Trade>(response);
+  const fetchedRows: Trade[] = fetched.toArray();
+  // A table from elsewhere is typed with a cast.
+  const cast = untyped as Table<Trade>;
+  const castIds: ChunkedColumn<bigint> = cast.getChild('id');
+  console.log(id, symbols, first, price, wrong, converted, byIndex, loose, castIds);
+  return rows.length + fetchedRows.length;
 }
 
 // Data built in JavaScript: fromArrowJS and batchFromColumns.
