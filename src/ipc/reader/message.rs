@@ -14,7 +14,7 @@ use super::decompress::{self, Decompressor};
 use super::dictionaries::{Dictionaries, DictionaryHeader};
 use super::framing::RawMessage;
 use super::precheck::check_schema;
-use super::{check_buffers, fields, read_batch};
+use super::{check_buffers, copied_outside, fields, read_batch};
 use crate::ipc::error::{QuiverError, Result};
 use crate::ipc::limits::ReadLimits;
 use crate::ipc::stats::ReadStats;
@@ -124,9 +124,8 @@ impl MessageDecoder {
                 } else {
                     (&message.body, batch, 0)
                 };
-                let (decoded, copied) =
-                    read_batch(body, batch, schema, self.dictionaries.by_id(), version)?;
-                stats.bytes_copied += decompressed + copied;
+                let decoded = read_batch(body, batch, schema, self.dictionaries.by_id(), version)?;
+                stats.bytes_copied += decompressed + copied_outside(&decoded, body);
                 stats.batches += 1;
                 self.ready.push_back((decoded, batch_metadata(fb)));
             }

@@ -12,7 +12,6 @@ mod dictionaries;
 mod file;
 mod flat;
 mod framing;
-mod layout;
 mod message;
 mod precheck;
 mod repair;
@@ -232,53 +231,33 @@ fn data_bytes(data: &ArrayData) -> u64 {
     (nulls + buffers) as u64 + children
 }
 
-/// Decodes a record batch, and says how many bytes of it were copied out of `body`.
 fn read_batch(
     body: &Buffer,
     batch: arrow_ipc::RecordBatch<'_>,
     schema: &SchemaRef,
     dictionaries: &HashMap<i64, ArrayRef>,
     version: MetadataVersion,
-) -> Result<(RecordBatch, u64)> {
+) -> Result<RecordBatch> {
     if all_flat(schema) {
-        return Ok((read_flat_batch(body, batch, schema)?, 0));
+        return read_flat_batch(body, batch, schema);
     }
-    let fields = fields(schema);
-    let stripped = repair::strip_run_end_slots(batch, &fields, version)?;
-    let batch = stripped.as_ref().map_or(batch, |s| s.batch());
-    precheck(batch, &fields, version)?;
+    let fixes = precheck(batch, &fields(schema), version, body)?;
+    let mut metadata = flatbuffers::FlatBufferBuilder::new();
+    let batch = match fixes.is_empty() {
+        true => batch,
+        false => fixes.apply(batch, &mut metadata),
+    };
     // IPC aligns buffers to 8 only, and 16-byte types (decimal128, interval) may need a
     // realigning copy; `copied_outside` makes those copies visible in the stats.
     let decoder = RecordBatchDecoder::try_new(body, batch, schema.clone(), dictionaries, &version)?
         .with_require_alignment(false);
-    match decoder.read_record_batch() {
-        Ok(decoded) => {
-            let copied = copied_outside(&decoded, body);
-            Ok((decoded, copied))
-        }
-        Err(error) => {
-            repair::repair(body, batch, schema, dictionaries, version)?.ok_or_else(|| error.into())
-        }
-    }
+    Ok(decoder.read_record_batch()?)
 }
 
 /// Bytes of the batch's buffers that do not live in `body`: copies arrow-ipc made to
 /// realign them. The prechecks guarantee 8-byte alignment, so only types aligned wider
 /// than 8 can be copied; batches without them skip the walk.
 fn copied_outside(batch: &RecordBatch, body: &Buffer) -> u64 {
-    if !batch
-        .schema_ref()
-        .fields()
-        .iter()
-        .any(|f| aligned_wider_than_8(f.data_type()))
-    {
-        return 0;
-    }
-    bytes_outside(batch, body)
-}
-
-/// Bytes of the batch's buffers that do not live in `body`.
-fn bytes_outside(batch: &RecordBatch, body: &Buffer) -> u64 {
     fn walk(data: &ArrayData, body: std::ops::Range<usize>, total: &mut u64) {
         let nulls = data.nulls().map(|n| n.buffer());
         for buffer in data.buffers().iter().chain(nulls) {
@@ -294,6 +273,14 @@ fn bytes_outside(batch: &RecordBatch, body: &Buffer) -> u64 {
                 walk(child, body.clone(), total);
             }
         }
+    }
+    if !batch
+        .schema_ref()
+        .fields()
+        .iter()
+        .any(|f| aligned_wider_than_8(f.data_type()))
+    {
+        return 0;
     }
     let start = body.as_ptr() as usize;
     let mut total = 0;
