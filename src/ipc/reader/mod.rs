@@ -242,10 +242,12 @@ fn read_batch(
         return read_flat_batch(body, batch, schema);
     }
     let fixes = precheck(batch, &fields(schema), version, body)?;
-    let mut metadata = flatbuffers::FlatBufferBuilder::new();
-    let batch = match fixes.is_empty() {
-        true => batch,
-        false => fixes.apply(batch, &mut metadata),
+    let mut metadata;
+    let batch = if fixes.is_empty() {
+        batch
+    } else {
+        metadata = flatbuffers::FlatBufferBuilder::new();
+        fixes.apply(batch, &mut metadata)
     };
     // IPC aligns buffers to 8 only, and 16-byte types (decimal128, interval) may need a
     // realigning copy; `copied_outside` makes those copies visible in the stats.

@@ -8,6 +8,9 @@
 //! buffers, and refused with an error. Where the walk finds too few nodes or buffers it
 //! stops: arrow-ipc reports that. Batches of flat columns, which Quiver builds itself, are
 //! checked by the same node and buffer checks as `flat.rs` takes each one.
+//!
+//! The walk also finds, where it passes them, the defects of real producers that
+//! `repair.rs` repairs in the metadata.
 
 use arrow_buffer::Buffer;
 use arrow_ipc::{FieldNode, MetadataVersion};
@@ -224,8 +227,8 @@ impl Walk<'_> {
         Ok(Some(()))
     }
 
-    /// Repairs the null count of a fixed-size list's values, whose node and bitmap come
-    /// next, if it is one that flechette writes.
+    /// Records the null count to give a fixed-size list's values, whose node and bitmap
+    /// come next, if they have flechette's defect.
     fn list_values(
         &mut self,
         list: &Field,
