@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Runs every cargo-fuzz target for SECONDS each (default 600), seeded with the gold IPC
-# streams (the decompress target with pyarrow's LZ4 and ZSTD frames, fuzz/seeds.py; the
-# file target with the IPC files of tests/data/files.py), and
+# streams and the peers' repaired ones, tests/data/peers (the decompress target with
+# pyarrow's LZ4 and ZSTD frames, fuzz/seeds.py; the file target with the IPC files of
+# tests/data/files.py), and
 # copies anything that crashed into fuzz/regressions/<target>/ so that
 # tests/fuzz_regressions.rs replays it from then on.
 #
@@ -41,6 +42,7 @@ for target in "${targets[@]}"; do
       rm -rf "$files"
     else
       find "$gold" -name '*.stream' -exec cp {} "$corpus/" \;
+      cp "$root"/tests/data/peers/*.arrows "$corpus/"
     fi
     cp "regressions/$target/"* "$corpus/" 2>/dev/null || true
   fi

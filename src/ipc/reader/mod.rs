@@ -14,6 +14,7 @@ mod flat;
 mod framing;
 mod message;
 mod precheck;
+mod repair;
 mod validate;
 
 use std::collections::HashMap;
@@ -240,7 +241,14 @@ fn read_batch(
     if all_flat(schema) {
         return read_flat_batch(body, batch, schema);
     }
-    precheck(batch, &fields(schema), version)?;
+    let fixes = precheck(batch, &fields(schema), version, body)?;
+    let mut metadata;
+    let batch = if fixes.is_empty() {
+        batch
+    } else {
+        metadata = flatbuffers::FlatBufferBuilder::new();
+        fixes.apply(batch, &mut metadata)
+    };
     // IPC aligns buffers to 8 only, and 16-byte types (decimal128, interval) may need a
     // realigning copy; `copied_outside` makes those copies visible in the stats.
     let decoder = RecordBatchDecoder::try_new(body, batch, schema.clone(), dictionaries, &version)?

@@ -8,11 +8,16 @@
 //! buffers, and refused with an error. Where the walk finds too few nodes or buffers it
 //! stops: arrow-ipc reports that. Batches of flat columns, which Quiver builds itself, are
 //! checked by the same node and buffer checks as `flat.rs` takes each one.
+//!
+//! The walk also finds, where it passes them, the defects of real producers that
+//! `repair.rs` repairs in the metadata.
 
+use arrow_buffer::Buffer;
 use arrow_ipc::{FieldNode, MetadataVersion};
 use arrow_schema::{DataType, Field, UnionMode};
 use flatbuffers::{Follow, Vector};
 
+use super::repair::{self, Fixes, ListValues};
 use crate::ipc::error::{QuiverError, Result};
 
 /// Refuses schema parameters that arrow-rs converts with a panic (a negative fixed size).
@@ -45,12 +50,14 @@ pub(crate) fn check_schema(fields: &[&Field]) -> Result<()> {
     Ok(())
 }
 
-/// Walks `fields` over the nodes and buffers of `batch`.
+/// Walks `fields` over the nodes and buffers of `batch` (whose body is `body`), and
+/// returns the defects of real producers found on the way that `repair.rs` repairs.
 pub(crate) fn precheck(
     batch: arrow_ipc::RecordBatch<'_>,
     fields: &[&Field],
     version: MetadataVersion,
-) -> Result<()> {
+    body: &Buffer,
+) -> Result<Fixes> {
     // The flatbuffer vectors are read in place: this runs for every batch.
     let mut walk = Walk {
         nodes: batch.nodes(),
@@ -60,6 +67,8 @@ pub(crate) fn precheck(
         next_buffer: 0,
         next_variadic: 0,
         version,
+        body,
+        fixes: Fixes::default(),
     };
     for (index, buffer) in walk.buffers.iter().flatten().enumerate() {
         check_aligned(index, buffer)?;
@@ -69,7 +78,7 @@ pub(crate) fn precheck(
             break;
         }
     }
-    Ok(())
+    Ok(walk.fixes)
 }
 
 struct Walk<'a> {
@@ -80,6 +89,8 @@ struct Walk<'a> {
     next_buffer: usize,
     next_variadic: usize,
     version: MetadataVersion,
+    body: &'a Buffer,
+    fixes: Fixes,
 }
 
 /// Element `index` of a flatbuffer vector of structs, if there is one.
@@ -127,7 +138,10 @@ impl Walk<'_> {
         use DataType::*;
         let data_type = field.data_type();
         if let RunEndEncoded(ends, values) = data_type {
-            if self.node(field)?.is_none() || self.field(ends)?.is_none() {
+            if self.node(field)?.is_none()
+                || (self.version < MetadataVersion::V5 && self.run_end_slot(field)?.is_none())
+                || self.field(ends)?.is_none()
+            {
                 return Ok(None);
             }
             return self.field(values);
@@ -159,7 +173,13 @@ impl Walk<'_> {
             LargeList(child) => self.list(field, child, &[1, 8])?,
             ListView(child) => self.list(field, child, &[1, 4, 4])?,
             LargeListView(child) => self.list(field, child, &[1, 8, 8])?,
-            FixedSizeList(child, _) => self.list(field, child, &[1])?,
+            FixedSizeList(child, size) => {
+                if self.buffers(field, &[1])?.is_none() {
+                    return Ok(None);
+                }
+                self.list_values(field, &node, child, *size)?;
+                self.field(child)?
+            }
             Struct(children) => {
                 if self.buffers(field, &[1])?.is_none() {
                     return Ok(None);
@@ -194,6 +214,49 @@ impl Walk<'_> {
             other => self.buffers(field, &[1, other.primitive_width().unwrap_or(1)])?,
         };
         Ok(step)
+    }
+
+    /// Takes the validity slot that V4 metadata gives a run-end encoded column, to drop.
+    fn run_end_slot(&mut self, field: &Field) -> Step {
+        let Some(buffer) = at(self.buffers, self.next_buffer) else {
+            return Ok(None);
+        };
+        repair::check_run_end_slot(field, self.next_buffer, buffer)?;
+        self.fixes.dropped.push(self.next_buffer);
+        self.next_buffer += 1;
+        Ok(Some(()))
+    }
+
+    /// Records the null count to give a fixed-size list's values, whose node and bitmap
+    /// come next, if they have flechette's defect.
+    fn list_values(
+        &mut self,
+        list: &Field,
+        node: &FieldNode,
+        child: &Field,
+        size: i32,
+    ) -> Result<()> {
+        let index = self.next_node;
+        let (Some(child_node), Some(bitmap)) =
+            (at(self.nodes, index), at(self.buffers, self.next_buffer))
+        else {
+            return Ok(());
+        };
+        let values = ListValues {
+            list,
+            lists: node.length(),
+            // A list nested in a list may have had its own count repaired.
+            list_nulls: self.fixes.nulls_of(index - 1).unwrap_or(node.null_count()),
+            size,
+            child,
+            node: child_node,
+            index: self.next_buffer,
+            bitmap,
+        };
+        if let Some(nulls) = repair::fixed_size_list_child_nulls(self.body, values)? {
+            self.fixes.nulls.push((index, nulls));
+        }
+        Ok(())
     }
 
     fn list(&mut self, field: &Field, child: &Field, widths: &[usize]) -> Step {
