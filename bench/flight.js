@@ -8,6 +8,7 @@
 // With each transfer, the CPU seconds the gateway and the upstream spent during it
 // (/proc/<pid>/stat) and how busy the machine was (/proc/stat); then fetchAll over 4
 // endpoints on 4 sockets against 1.
+import { frameCounter } from './raw_frames.js';
 import { table, fmt } from './timing.js';
 
 const MiB = 1 << 20;
@@ -21,25 +22,16 @@ function rawDoGet(url, ticket, window) {
   return new Promise((resolve, reject) => {
     const ws = new WebSocket(url, [SUBPROTOCOL]);
     ws.binaryType = 'arraybuffer';
-    let received = 0;
-    let returned = 0;
-    const step = Math.max(window / 4, MiB);
+    const frames = frameCounter(ws, 1, window);
     ws.onmessage = ({ data }) => {
-      if (typeof data !== 'string') {
-        received += data.byteLength - 12;
-        if (received - returned >= step) {
-          ws.send(JSON.stringify({ type: 'credit', stream: 1, bytes: received - returned }));
-          returned = received;
-        }
-        return;
-      }
+      if (typeof data !== 'string') return frames.count(data);
       const message = JSON.parse(data);
       if (message.type === 'hello') {
         const bytes = btoa(ticket);
         ws.send(JSON.stringify({ type: 'doGet', stream: 1, ticket: bytes, credit: window }));
       } else if (message.type === 'status') {
         ws.close();
-        if (message.code === 0) resolve(received);
+        if (message.code === 0) resolve(frames.received);
         else reject(new Error(`${message.name}: ${message.message}`));
       }
     };

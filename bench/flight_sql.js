@@ -11,6 +11,7 @@
 // - "decoded": `client.sql.stream(sql)`, each batch counted and freed.
 // Each clock starts once connected, at the query. Every mode's MiB/s is over the IPC bytes
 // the gateway delivers for the query, so that their ratios are ratios of time.
+import { frameCounter } from './raw_frames.js';
 import { table, fmt } from './timing.js';
 
 const MiB = 1 << 20;
@@ -28,10 +29,8 @@ function rawQuery(url, sql) {
   return new Promise((resolve, reject) => {
     const ws = new WebSocket(url, [SUBPROTOCOL]);
     ws.binaryType = 'arraybuffer';
-    let received = 0;
-    let returned = 0;
     let window;
-    let step;
+    let frames;
     let start;
     let endpoints;
     const fail = (error) => {
@@ -39,18 +38,11 @@ function rawQuery(url, sql) {
       reject(error);
     };
     ws.onmessage = ({ data }) => {
-      if (typeof data !== 'string') {
-        received += data.byteLength - 12;
-        if (received - returned >= step) {
-          ws.send(JSON.stringify({ type: 'credit', stream: 2, bytes: received - returned }));
-          returned = received;
-        }
-        return;
-      }
+      if (typeof data !== 'string') return frames.count(data);
       const message = JSON.parse(data);
       if (message.type === 'hello') {
         window = message.creditWindow;
-        step = Math.max(window / 4, MiB);
+        frames = frameCounter(ws, 2, window);
         start = performance.now();
         const descriptor = { sql: JSON.stringify({ type: 'statementQuery', query: sql }) };
         ws.send(JSON.stringify({ type: 'getFlightInfo', stream: 1, descriptor }));
@@ -64,7 +56,7 @@ function rawQuery(url, sql) {
         ws.send(JSON.stringify({ type: 'doGet', stream: 2, ticket, credit: window }));
       } else if (message.type === 'status') {
         ws.close();
-        resolve({ bytes: received, seconds: (performance.now() - start) / 1000 });
+        resolve({ bytes: frames.received, seconds: (performance.now() - start) / 1000 });
       }
     };
     ws.onerror = () => reject(new Error('raw socket failed'));
