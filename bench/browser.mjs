@@ -1,8 +1,8 @@
 // Runs the benchmark suites in one browser engine (Chromium by default, or Firefox or
 // WebKit), started directly with no devtools client attached (bench/launch.mjs), and
-// prints markdown tables. OUT.json gets { env, report, failed }: `failed` maps each suite
-// that could not run in this engine to its error. If the page cannot run at all, every
-// suite is failed with that error and the exit status is 1.
+// prints markdown tables. Each suite runs in a fresh page. OUT.json gets { env, report,
+// failed }: `failed` maps each suite that could not run in this engine to its error: it
+// threw, its page failed, or it hung (no log line for IDLE_MS). The exit status is then 1.
 // Usage: node bench/browser.mjs DATA_DIR OUT.json suite[,suite] [chromium|firefox|webkit]
 // CHROMIUM, FIREFOX and MINIBROWSER name the binaries (bench/engines.mjs).
 // BENCH_QUICK=1 (bench.sh --quick): few rounds and 32 MiB of Flight per cell and query.
@@ -26,6 +26,8 @@ await writeFile(join(dataDir, 'index.json'), JSON.stringify(names));
 const browser = browserFor(engine);
 const env = versionOf(engine, browser);
 const quick = !!process.env.BENCH_QUICK;
+// A page that logs nothing for this long has hung: every suite logs a line per cell.
+const IDLE_MS = 10 * 60_000;
 
 const run = promisify(execFile);
 const ticksPerSecond = Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }));
@@ -50,7 +52,6 @@ const stops = [server.close];
 try {
   const page = new URL(`${server.url}bench/index.html`);
   page.searchParams.set('data', relative(root, resolve(dataDir)));
-  page.searchParams.set('suites', suiteList);
   page.searchParams.set('engine', env);
   if (quick) page.searchParams.set('quick', '');
   // BENCH_ZSTD_C (bench.sh --zstd-c): the zstd-c package flavour, for the reader's ZSTD rows.
@@ -93,17 +94,27 @@ try {
     routes.sqlNative = async ({ sql }) =>
       JSON.parse((await run(reader, [fixture.location, sql])).stdout);
   }
-  let bench;
-  try {
-    bench = await launch(browser, page.href, { routes });
-  } catch (error) {
-    const failed = Object.fromEntries(suiteList.split(',').map((name) => [name, error.message]));
-    await writeFile(outFile, JSON.stringify({ env, report: {}, failed }, null, 1));
-    throw error;
+  // Each suite in a page of its own: a suite cannot slow the next with what it left on
+  // the heap, and an engine that hangs loses that suite alone. WebKitGTK's web process
+  // twice hung at the start of a suite after 6-9 GB had piled up over the suites before
+  // it in one page, with every finished suite lost when it was killed.
+  const bench = { env, report: {}, tables: [], failed: {} };
+  for (const name of suiteList.split(',')) {
+    page.searchParams.set('suites', name);
+    try {
+      const result = await launch(browser, page.href, { routes, idleMs: IDLE_MS });
+      bench.env = result.env;
+      Object.assign(bench.report, result.report);
+      Object.assign(bench.failed, result.failed);
+      bench.tables.push(...result.tables);
+    } catch (error) {
+      bench.failed[name] = error.message;
+    }
   }
   for (const [name, error] of Object.entries(bench.failed)) console.error(`[bench] ${name} did not run in ${env}: ${error}`);
   console.log(bench.tables.join('\n\n') + '\n');
   await writeFile(outFile, JSON.stringify({ env: bench.env, report: bench.report, failed: bench.failed }, null, 1));
+  if (Object.keys(bench.failed).length > 0) process.exitCode = 1;
 } finally {
   for (const stop of stops.reverse()) await stop();
 }

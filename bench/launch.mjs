@@ -78,16 +78,24 @@ async function bodyOf(req) {
  * the object the page POSTs to `result`. Rejects if the page reports `{ error }`, if the
  * browser exits first, or after `timeoutMs`. `routes` maps a path ('cpu') to a function
  * whose return value is sent back as JSON; `env` adds environment variables for the
- * browser (JSC_* options for WebKit). The browser and the endpoint are gone when the
- * promise settles.
+ * browser (JSC_* options for WebKit); `idleMs`, if given, is how long the page may go
+ * without logging a line before it counts as hung. The browser and the endpoint are gone
+ * when the promise settles.
  */
-export async function launch(browser, url, { routes = {}, timeoutMs = 60 * 60_000, env = {} } = {}) {
+export async function launch(browser, url, { routes = {}, timeoutMs = 60 * 60_000, idleMs, env = {} } = {}) {
   const engine = ENGINES[engineOf(browser)];
   const profile = await mkdtemp(join(tmpdir(), 'quiver-launch-'));
   let settle;
   const done = new Promise((resolve, reject) => {
     settle = { resolve, reject };
   });
+  let idle;
+  const awake = () => {
+    if (!idleMs) return;
+    clearTimeout(idle);
+    idle = setTimeout(() => settle.reject(new Error(`the page logged nothing for ${idleMs / 1000} s: it hung`)), idleMs);
+  };
+  awake();
   // The page is cross-origin isolated and served from another port: every answer allows
   // any origin, and text/plain bodies keep the POSTs free of preflight requests.
   const cors = { 'access-control-allow-origin': '*', 'cross-origin-resource-policy': 'cross-origin' };
@@ -96,6 +104,7 @@ export async function launch(browser, url, { routes = {}, timeoutMs = 60 * 60_00
     const route = request.pathname.slice(1);
     try {
       if (req.method === 'POST' && route === 'log') {
+        awake();
         process.stderr.write(`${await bodyOf(req)}\n`);
         res.writeHead(204, cors).end();
       } else if (req.method === 'POST' && route === 'result') {
@@ -137,6 +146,7 @@ export async function launch(browser, url, { routes = {}, timeoutMs = 60 * 60_00
     return await done;
   } finally {
     clearTimeout(timer);
+    clearTimeout(idle);
     child.removeAllListeners('exit');
     if (child.pid !== undefined && child.exitCode === null && child.signalCode === null) {
       const exited = new Promise((resolve) => child.once('exit', resolve));
