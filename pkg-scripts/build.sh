@@ -121,7 +121,8 @@ else
   fi
   printf '%s\n' "// src/js/protocols.js, as wasm-bindgen ships it in the web build." \
     "export * from './$protocols';" > "$stage/extras.js"
-  for entry in web node; do cat src/js/protocols.d.ts >> "$stage/$entry/index.d.ts"; done
+  cat src/js/protocols.d.ts >> "$stage/web/index.d.ts"
+  sed "s|'./quiver.js'|'./quiver.cjs'|g" src/js/protocols.d.ts >> "$stage/node/index.d.ts"
   # The version comes from Cargo.toml, so the crate and the package never disagree.
   version=$(cargo pkgid -p quiver | sed "s/.*[#@]//")
   node -e '

@@ -1,6 +1,9 @@
 
 // What protocols.js adds to the glue, for both builds: pkg-scripts/build.sh appends this
-// to each entry's index.d.ts, which merges these interfaces into its glue's classes.
+// to each entry's index.d.ts, which merges these interfaces into its glue's classes, with
+// './quiver.js' renamed to the node glue's './quiver.cjs' in the node build.
+
+import type { ArrowFile, ReaderOptions, RecordBatch, Row, Table, WriterOptions } from './quiver.js';
 
 /**
  * What Flight calls reject with: an `Error` with `code` (the Flight status code),
@@ -280,4 +283,18 @@ interface PreparedStatement<Batch, Table, Info> {
   executeUpdate(parameters?: Batch | Table | Batch[], options?: SqlCallOptions): Promise<number>;
   /** Releases it on the server. */
   close(options?: SqlCallOptions): Promise<void>;
+}
+
+declare module './quiver.js' {
+  interface StreamReader extends IterableReader<RecordBatch>, AsyncIterableReader<RecordBatch> {}
+  namespace StreamReader {
+    const from: StreamReaderFrom<StreamReader>;
+  }
+  namespace StreamWriter {
+    const transformStream: StreamWriterTransformStream<RecordBatch, WriterOptions>;
+  }
+  interface FlightStream extends IterableFlightStream<RecordBatch> {}
+  interface FlightClient extends FlightClientDoPut<RecordBatch, Table>, FlightClientSql<RecordBatch, Table>,
+    FlightClientRenew {}
+  interface ArrowFile extends FileBatches<RecordBatch> {}
 }
