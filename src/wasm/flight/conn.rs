@@ -12,18 +12,18 @@ use wasm_bindgen::prelude::*;
 use wasm_bindgen_futures::JsFuture;
 use web_sys::{AbortSignal, WebSocket};
 
-use super::super::object::set;
+use super::super::batch::RecordBatch;
+use super::super::object::{object, set};
 use super::super::reader::push_js;
 use super::abort::AbortWatch;
 use super::call::{answer, CallKind};
 use super::deferred::Deferred;
 use super::error::js_message;
-use super::get::chunk_to_js;
 use super::socket::{Socket, SocketEvent};
 use crate::flight::client::budget::DEFAULT_BUDGET_BYTES;
 use crate::flight::client::status::{CANCELLED, UNAVAILABLE};
 use crate::flight::client::{
-    Action, BasicAuth, Budget, Client, Collected, Failure, GetStream, PutFrame,
+    Action, BasicAuth, Budget, Chunk, Client, Collected, Failure, GetStream, PutFrame,
 };
 use crate::flight::frame::HEADER_LEN;
 
@@ -453,6 +453,17 @@ fn perform(conn: &ConnRef, action: Action) {
             }
         }
     }
+}
+
+/// A `FlightStreamChunk`; `appMetadata` is copied out of wasm memory.
+pub(super) fn chunk_to_js(chunk: Chunk) -> JsValue {
+    let data = chunk.batch.map_or(JsValue::NULL, |(batch, metadata)| {
+        RecordBatch::with_metadata(batch, metadata).into()
+    });
+    let app_metadata = chunk
+        .app_metadata
+        .map_or(JsValue::NULL, |m| Uint8Array::from(m.as_slice()).into());
+    object(&[("data", data), ("appMetadata", app_metadata)])
 }
 
 /// Sends a DoPut frame, built in JS memory: `ws` in Node sends later from the buffer it
