@@ -7,7 +7,8 @@ use wasm_bindgen::prelude::*;
 
 use super::super::object::set;
 use super::super::schema::schema_to_js;
-use super::info::{flight_info_to_js, poll_info_to_js, schema_from_ipc};
+use super::info::{flight_info_to_js, poll_info_to_js};
+use crate::flight::client::answers::schema_from_ipc;
 use crate::flight::client::status::INTERNAL;
 use crate::flight::client::{Failure, PollInfo};
 use crate::flight::control::ServerMessage;

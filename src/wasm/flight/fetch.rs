@@ -15,8 +15,9 @@ use super::conn::{with_client, Conn, ConnRef, Owner};
 use super::deferred::promise;
 use super::error::to_js;
 use super::get::{open_get, Collecting};
-use super::info::{schema_from_ipc, Target};
+use super::info::Target;
 use super::options::Fetch as FetchOptions;
+use crate::flight::client::answers::schema_from_ipc;
 use crate::flight::client::fetch::{Fetch, FetchPlan};
 
 /// Shared by the readers: the endpoints and their schedule, which keeps the stream
