@@ -11,7 +11,7 @@
 //! - [`locations`]: which of an endpoint's locations a DoGet reads, in turn;
 //! - [`put`]: a DoPut's frame pump;
 //! - [`fetch`]: `fetchAll`'s endpoint scheduling;
-//! - [`answers`]: what PollFlightInfo's answer must hold;
+//! - [`answers`]: what each call's answer holds;
 //! - [`budget`]: what every DoGet may hold together; [`status`]: why a call failed.
 
 pub mod answers;
@@ -28,7 +28,7 @@ mod tests;
 use std::ops::Range;
 use std::rc::Rc;
 
-pub use self::answers::PollInfo;
+pub use self::answers::{Answer, CallKind, PollInfo};
 pub use self::budget::Budget;
 use self::budget::Reservation;
 pub use self::get::{ArrowBatch, Chunk, Collected, GetStats, GetStream, Next};

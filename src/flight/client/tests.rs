@@ -1044,7 +1044,10 @@ fn poll(poll_infos: &[&str]) -> TestResult<Result<PollInfo, Failure>> {
     }
     status(&mut client, id, 0, "")?;
     let messages = ok(answer(actions(&mut client), id).ok_or("the call was answered")?)?;
-    Ok(PollInfo::from_answer(messages))
+    Ok(CallKind::Poll.answer(messages).map(|answer| match answer {
+        Answer::One(answers::Item::Poll(poll)) => poll,
+        other => panic!("a poll answered {other:?}"),
+    }))
 }
 
 const INFO: &str = r#"{"schema":"","endpoints":[{"ticket":"AQ=="}],"totalRecords":-1,

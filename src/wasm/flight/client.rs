@@ -8,7 +8,6 @@ use web_sys::AbortSignal;
 
 use super::super::error::WasmResult;
 use super::abort::AbortWatch;
-use super::call::CallKind;
 use super::conn::{close, run, with_client, Conn, Owner, Params};
 use super::deferred::{promise, Deferred};
 use super::error::{js_message, to_js};
@@ -21,7 +20,7 @@ use super::options::{
 };
 use super::put::PutStream;
 use crate::flight::client::status::{CANCELLED, INVALID_ARGUMENT};
-use crate::flight::client::Failure;
+use crate::flight::client::{CallKind, Failure};
 use crate::flight::control::ClientMessage;
 
 /// A connection to `quiver-gateway`, which speaks Arrow Flight to real Flight servers.

@@ -16,14 +16,14 @@ use super::super::batch::RecordBatch;
 use super::super::object::{object, set};
 use super::super::reader::push_js;
 use super::abort::AbortWatch;
-use super::call::{answer, CallKind};
+use super::call::answer_to_js;
 use super::deferred::Deferred;
 use super::error::js_message;
 use super::socket::{Socket, SocketEvent};
 use crate::flight::client::budget::DEFAULT_BUDGET_BYTES;
 use crate::flight::client::status::{CANCELLED, UNAVAILABLE};
 use crate::flight::client::{
-    Action, BasicAuth, Budget, Chunk, Client, Collected, Failure, GetStream, PutFrame,
+    Action, BasicAuth, Budget, CallKind, Chunk, Client, Collected, Failure, GetStream, PutFrame,
 };
 use crate::flight::frame::HEADER_LEN;
 
@@ -367,7 +367,7 @@ fn perform(conn: &ConnRef, action: Action) {
         }
         Action::Answer { stream, result } => {
             if let Some(Pending::Call { kind, done, .. }) = take(conn, stream) {
-                done.settle(result.and_then(|messages| answer(kind, messages)));
+                done.settle(result.and_then(|m| kind.answer(m)).and_then(answer_to_js));
             }
         }
         Action::Chunk { stream, chunk } => {
