@@ -474,55 +474,76 @@ fn the_budget_is_shared_by_concurrent_do_gets() -> TestResult {
 
 #[test]
 fn fetch_all_cancels_the_rest_on_the_first_error() -> TestResult {
-    let mut client = connect(Budget::new(budget::DEFAULT_BUDGET_BYTES))?;
+    let budget = Budget::new(budget::DEFAULT_BUDGET_BYTES);
+    let mut sockets = [connect(Rc::clone(&budget))?, connect(budget)?];
     let plan = FetchPlan {
-        endpoints: 4,
+        endpoints: 5,
         ordered: false,
         concurrency: None,
-        sockets: 1,
-        max_streams: 3,
+        sockets: 2,
+        max_streams: 2,
     };
-    assert_eq!(plan.readers(), 3, "as many as the gateway allows");
+    assert_eq!(
+        plan.readers(),
+        4,
+        "as many as the gateway allows on two sockets"
+    );
     let mut fetch = Fetch::new(plan.endpoints);
-    let mut streams = Vec::new();
-    while streams.len() < plan.readers() {
+    // Each reader takes an endpoint and reads it on its socket.
+    let mut reading = Vec::new();
+    for reader in 0..plan.readers() {
         let endpoint = fetch.take().ok_or("an endpoint is left")?;
-        let id = client.open_get(vec![endpoint as u8], Vec::new(), None);
-        fetch.reading(endpoint, id);
-        streams.push((endpoint, id));
+        let socket = plan.socket_of(reader);
+        let id = sockets[socket].open_get(vec![endpoint as u8], Vec::new(), None);
+        fetch.reading(endpoint, (socket, id));
+        reading.push((socket, id));
     }
-    actions(&mut client);
+    assert_eq!(reading, [(0, 1), (1, 1), (0, 2), (1, 2)]);
+    for client in &mut sockets {
+        actions(client);
+    }
 
-    // Endpoint 1 fails: the readers of 0 and 2 are cancelled, and 3 is never read.
-    let (failed, failed_id) = streams[1];
-    status(&mut client, failed_id, 5, "no such ticket")?;
-    let Some(Err(failure)) = ended(&actions(&mut client), failed_id) else {
+    // Endpoint 1 fails: the streams reading 0, 2 and 3 are cancelled, each on its socket,
+    // and 4 is never read.
+    let (socket, id) = reading[1];
+    status(&mut sockets[socket], id, 5, "no such ticket")?;
+    let Some(Err(failure)) = ended(&actions(&mut sockets[socket]), id) else {
         return Err("expected the stream to fail".into());
     };
+    let Err((failure, rest)) = fetch.record(1, Err(failure)) else {
+        return Err("expected the fetch to fail".into());
+    };
     assert_eq!(failure.message, "no such ticket");
-    let rest = fetch.fail(failed);
-    assert_eq!(rest, [streams[0].1, streams[2].1]);
-    for id in rest {
-        client.cancel(id);
+    assert_eq!(rest, [reading[0], reading[2], reading[3]]);
+    for (socket, id) in rest {
+        sockets[socket].cancel(id);
     }
-    let cancels = sent(&actions(&mut client))?;
+    let cancel = |(_, stream): (usize, u32)| ClientMessage::Cancel { stream };
     assert_eq!(
-        cancels,
-        [
-            ClientMessage::Cancel {
-                stream: streams[0].1
-            },
-            ClientMessage::Cancel {
-                stream: streams[2].1
-            }
-        ]
+        sent(&actions(&mut sockets[0]))?,
+        [cancel(reading[0]), cancel(reading[2])]
     );
+    assert_eq!(sent(&actions(&mut sockets[1]))?, [cancel(reading[3])]);
     assert_eq!(fetch.take(), None);
-    assert_eq!(
-        fetch.fail(0),
-        Vec::<u32>::new(),
+    let cancelled = Err(Failure::cancelled());
+    assert!(
+        matches!(fetch.record(0, cancelled), Err((_, rest)) if rest.is_empty()),
         "the others were cancelled once"
     );
+    Ok(())
+}
+
+#[test]
+fn fetch_all_takes_the_flight_infos_schema_when_no_endpoint_was_read() -> TestResult {
+    let raw = messages(&stream_bytes(0, 0)?)?.remove(0);
+    let (schema, batches) = ok(Fetch::<u32>::new(0).into_batches(&raw))?;
+    assert_eq!((schema.field(0).name().as_str(), batches.len()), ("a", 0));
+    // Once an endpoint was read, its schema is the table's.
+    let mut fetch = Fetch::<u32>::new(1);
+    let read = Arc::new(Schema::new(vec![Field::new("b", DataType::Utf8, true)]));
+    fetch.take();
+    assert!(fetch.record(0, Ok((read.clone(), Vec::new()))).is_ok());
+    assert_eq!(ok(fetch.into_batches(&raw))?.0, read);
     Ok(())
 }
 
@@ -541,6 +562,10 @@ fn fetch_plan_readers() {
     assert_eq!(plan(false, Some(3), 2, 16).sockets(), 2);
     assert_eq!(plan(false, None, 2, 2).readers(), 4);
     assert_eq!(plan(false, Some(0), 1, 16).readers(), 1);
+    let dealt: Vec<usize> = (0..8)
+        .map(|r| plan(false, None, 3, 16).socket_of(r))
+        .collect();
+    assert_eq!(dealt, [0, 1, 2, 0, 1, 2, 0, 1]);
 }
 
 const DOWN: &str = "grpc://127.0.0.1:1";
