@@ -12,10 +12,12 @@
 //! - [`put`]: a DoPut's frame pump;
 //! - [`fetch`]: `fetchAll`'s endpoint scheduling;
 //! - [`answers`]: what each call's answer holds;
+//! - [`connect`]: the subprotocols and credentials a connection opens with;
 //! - [`budget`]: what every DoGet may hold together; [`status`]: why a call failed.
 
 pub mod answers;
 pub mod budget;
+pub mod connect;
 pub mod fetch;
 pub mod get;
 pub mod locations;
@@ -31,6 +33,7 @@ use std::rc::Rc;
 pub use self::answers::{Answer, CallKind, PollInfo};
 pub use self::budget::Budget;
 use self::budget::Reservation;
+pub use self::connect::{BasicAuth, Credentials};
 pub use self::get::{ArrowBatch, Chunk, Collected, GetStats, GetStream, Next};
 pub use self::put::{PutFrame, PutStream};
 pub use self::status::Failure;
@@ -123,13 +126,6 @@ enum Stream {
     Put(PutStream),
     /// The request id under which the gateway answers DoGet `0` at another location.
     Moved(u32),
-}
-
-/// A username and password that the gateway exchanges for a bearer token.
-#[derive(Clone)]
-pub struct BasicAuth {
-    pub username: String,
-    pub password: String,
 }
 
 /// One connection to the gateway.

@@ -102,8 +102,7 @@ impl FlightClient {
                 url,
                 protocols: o.protocols,
                 constructor: o.constructor,
-                token: o.token,
-                basic_auth: o.basic_auth,
+                credentials: o.credentials,
             };
             let owner = Conn::connect(params, o.signal)
                 .await

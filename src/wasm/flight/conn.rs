@@ -23,7 +23,7 @@ use super::socket::{Socket, SocketEvent};
 use crate::flight::client::budget::DEFAULT_BUDGET_BYTES;
 use crate::flight::client::status::{CANCELLED, UNAVAILABLE};
 use crate::flight::client::{
-    Action, BasicAuth, Budget, CallKind, Chunk, Client, Collected, Failure, GetStream, PutFrame,
+    Action, Budget, CallKind, Chunk, Client, Collected, Credentials, Failure, GetStream, PutFrame,
 };
 use crate::flight::frame::HEADER_LEN;
 
@@ -38,10 +38,9 @@ thread_local! {
 #[derive(Clone)]
 pub(super) struct Params {
     pub url: String,
-    pub protocols: Array,
+    pub protocols: Vec<String>,
     pub constructor: Option<Function>,
-    pub token: Option<String>,
-    pub basic_auth: Option<BasicAuth>,
+    pub credentials: Credentials,
 }
 
 /// Where a DoGet's handle finds its stream: in its connection's client while it runs,
@@ -111,8 +110,8 @@ impl Conn {
     ) -> Result<Rc<Owner>, Failure> {
         let (hello_promise, hello) = Deferred::new();
         let mut client = Client::new(BUDGET.with(Rc::clone));
-        if let Some(credentials) = params.basic_auth.clone() {
-            client.basic_auth(credentials);
+        if let Credentials::Basic(credentials) = &params.credentials {
+            client.basic_auth(credentials.clone());
         }
         let conn = Rc::new(RefCell::new(Conn {
             client,
@@ -165,7 +164,7 @@ impl Conn {
                 failure.unwrap_or_else(|| Failure::new(UNAVAILABLE, "the connection is closed"))
             );
         }
-        if let Some(token) = params.token {
+        if let Credentials::Token(token) = params.credentials {
             conn.borrow_mut().client.authenticate(token);
             run(&conn);
         }
