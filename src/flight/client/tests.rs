@@ -34,7 +34,7 @@ fn hello() -> TestResult<String> {
 }
 
 fn connect(budget: Rc<Budget>) -> TestResult<Client> {
-    let mut client = Client::new(budget);
+    let mut client = Client::new(budget, Credentials::None);
     client.on_text(&hello()?);
     assert!(matches!(client.poll_action(), Some(Action::Hello(Ok(())))));
     Ok(client)
@@ -43,11 +43,11 @@ fn connect(budget: Rc<Budget>) -> TestResult<Client> {
 /// A client given a username and password, after `hello`: what it sent, and whether
 /// connect resolved.
 fn logging_in() -> TestResult<(Client, Vec<ClientMessage>, bool)> {
-    let mut client = Client::new(Budget::new(1 << 20));
-    client.basic_auth(BasicAuth {
+    let credentials = Credentials::Basic(BasicAuth {
         username: "ann".into(),
         password: "s3cret".into(),
     });
+    let mut client = Client::new(Budget::new(1 << 20), credentials);
     client.on_text(&hello()?);
     let out = actions(&mut client);
     let hello_settled = out.iter().any(|a| matches!(a, Action::Hello(_)));
@@ -112,6 +112,49 @@ fn a_second_hello_during_basic_auth_breaks_the_protocol() -> TestResult {
         .iter()
         .any(|a| matches!(a, Action::Close { code: 1002, .. })));
     Ok(())
+}
+
+#[test]
+fn a_token_is_sent_once_hello_arrives_before_connect_resolves() -> TestResult {
+    let credentials = Credentials::Token("t0k".into());
+    let mut client = Client::new(Budget::new(1 << 20), credentials);
+    assert!(actions(&mut client).is_empty(), "nothing goes before hello");
+    client.on_text(&hello()?);
+    let out = actions(&mut client);
+    let auth = ClientMessage::Auth {
+        token: "t0k".into(),
+    };
+    assert_eq!(sent(&out)?, [auth]);
+    let hello_at = out.iter().position(|a| matches!(a, Action::Hello(Ok(()))));
+    assert_eq!(
+        hello_at,
+        Some(1),
+        "connect resolves after the token went: {out:?}"
+    );
+    Ok(())
+}
+
+#[test]
+fn aborting_connect_fails_it_with_cancelled() -> TestResult {
+    let mut client = Client::new(Budget::new(1 << 20), Credentials::None);
+    client.abort();
+    let aborted = Failure::new(CANCELLED, "connect was aborted before the gateway's hello");
+    assert_eq!(
+        hello_result(&actions(&mut client)),
+        Some(Err(aborted.clone()))
+    );
+    assert_eq!(client.connect_failure(), aborted);
+    Ok(())
+}
+
+#[test]
+fn a_connect_that_failed_says_why_or_that_the_connection_is_closed() {
+    let mut client = Client::new(Budget::new(1 << 20), Credentials::None);
+    let closed = Failure::new(UNAVAILABLE, "the connection is closed");
+    assert_eq!(client.connect_failure(), closed, "no failure recorded");
+    client.on_close(1006, "");
+    let failure = Failure::new(UNAVAILABLE, "the connection closed (code 1006)");
+    assert_eq!(client.connect_failure(), failure);
 }
 
 fn actions(client: &mut Client) -> Vec<Action> {

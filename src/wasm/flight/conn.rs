@@ -21,7 +21,7 @@ use super::deferred::Deferred;
 use super::error::js_message;
 use super::socket::{Socket, SocketEvent};
 use crate::flight::client::budget::DEFAULT_BUDGET_BYTES;
-use crate::flight::client::status::{CANCELLED, UNAVAILABLE};
+use crate::flight::client::status::UNAVAILABLE;
 use crate::flight::client::{
     Action, Budget, CallKind, Chunk, Client, Collected, Credentials, Failure, GetStream, PutFrame,
 };
@@ -102,17 +102,14 @@ impl Drop for Owner {
 }
 
 impl Conn {
-    /// Opens the socket and waits for `hello` and the basic-auth exchange, if any (or for
-    /// `signal` to abort); then sends the token, if any.
+    /// Opens the socket and waits for `hello` and the client's authentication (or for
+    /// `signal` to abort).
     pub async fn connect(
         params: Params,
         signal: Option<AbortSignal>,
     ) -> Result<Rc<Owner>, Failure> {
         let (hello_promise, hello) = Deferred::new();
-        let mut client = Client::new(BUDGET.with(Rc::clone));
-        if let Credentials::Basic(credentials) = &params.credentials {
-            client.basic_auth(credentials.clone());
-        }
+        let client = Client::new(BUDGET.with(Rc::clone), params.credentials.clone());
         let conn = Rc::new(RefCell::new(Conn {
             client,
             socket: None,
@@ -159,14 +156,7 @@ impl Conn {
         let hello = JsFuture::from(hello_promise).await;
         drop(watch);
         if hello.is_err() {
-            let failure = conn.borrow().client.failure().cloned();
-            return Err(
-                failure.unwrap_or_else(|| Failure::new(UNAVAILABLE, "the connection is closed"))
-            );
-        }
-        if let Credentials::Token(token) = params.credentials {
-            conn.borrow_mut().client.authenticate(token);
-            run(&conn);
+            return Err(conn.borrow().client.connect_failure());
         }
         Ok(owner)
     }
@@ -305,9 +295,7 @@ fn on_frame(conn: &ConnRef, buffer: &ArrayBuffer) {
 }
 
 fn abort_connect(conn: &ConnRef) {
-    let failure = Failure::new(CANCELLED, "connect was aborted before the gateway's hello");
-    conn.borrow_mut().client.close(failure);
-    run(conn);
+    with_client(conn, Client::abort);
     if let Some(ws) = conn.borrow().ws() {
         let _ = ws.close();
     }
