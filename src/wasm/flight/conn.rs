@@ -204,15 +204,6 @@ impl Conn {
         self.pending.push((id, pending));
     }
 
-    /// Call or DoGet `id`, if it has not ended, is cancelled when `abort`'s signal aborts.
-    pub fn watch(&mut self, id: u32, abort: AbortWatch) {
-        if let Some(Pending::Call { _abort: slot, .. } | Pending::Get { _abort: slot, .. }) =
-            self.entry(id)
-        {
-            *slot = Some(abort);
-        }
-    }
-
     pub fn register_put(&mut self, id: u32) {
         let pending = Pending::Put {
             drained: Vec::new(),
@@ -257,6 +248,25 @@ pub(super) fn close(conn: &ConnRef, failure: Failure) {
     // Dropped outside any socket event (this is a user call), so the listeners go now.
     let socket = conn.borrow_mut().socket.take();
     drop(socket);
+}
+
+/// Call or DoGet `id`, while it runs, is cancelled when `signal` aborts. Watched once
+/// registered: a signal aborted already cancels at once, and the end must find the
+/// stream's entry to let go of it.
+pub(super) fn cancel_on_abort(conn: &ConnRef, id: u32, signal: Option<AbortSignal>) {
+    let weak = Rc::downgrade(conn);
+    let abort = signal.and_then(|signal| {
+        AbortWatch::new(signal, move || {
+            if let Some(conn) = weak.upgrade() {
+                with_client(&conn, |c| c.cancel(id));
+            }
+        })
+    });
+    if let Some(Pending::Call { _abort: slot, .. } | Pending::Get { _abort: slot, .. }) =
+        conn.borrow_mut().entry(id)
+    {
+        *slot = abort;
+    }
 }
 
 /// Runs `f` on the client, then does what it asked for.

@@ -13,8 +13,7 @@ use super::super::batch::table_with_metadata;
 use super::super::error::WasmResult;
 use super::super::object::object;
 use super::super::schema::schema_to_js;
-use super::abort::AbortWatch;
-use super::conn::{chunk_to_js, run, with_client, CollectSlot, ConnRef, Home, Owner};
+use super::conn::{cancel_on_abort, chunk_to_js, run, CollectSlot, ConnRef, Home, Owner};
 use super::deferred::{promise, Deferred};
 use super::error::to_js;
 use crate::flight::client::status::INTERNAL;
@@ -85,19 +84,7 @@ pub(super) fn open_get(
     conn.borrow_mut()
         .register_get(id, Rc::downgrade(&home), on_progress, Rc::clone(owner));
     run(conn);
-    // Watched once registered: a signal aborted already cancels at once, and the end
-    // must find the stream's entry to let go of it.
-    let weak = Rc::downgrade(conn);
-    let abort = signal.and_then(|signal| {
-        AbortWatch::new(signal, move || {
-            if let Some(conn) = weak.upgrade() {
-                with_client(&conn, |c| c.cancel(id));
-            }
-        })
-    });
-    if let Some(abort) = abort {
-        conn.borrow_mut().watch(id, abort);
-    }
+    cancel_on_abort(conn, id, signal);
     StreamHandle { home, id }
 }
 
