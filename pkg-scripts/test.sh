@@ -50,6 +50,8 @@ if [ "$failed" -ne 0 ]; then
 fi
 
 step "cargo fmt --check" cargo fmt --all --check
+# #29: no module of the library or the gateway imports one that imports it back.
+step "no import cycles" node pkg-scripts/cycles.mjs src gateway/src
 step "clippy (native)" cargo clippy --workspace --all-targets -- -D warnings
 step "clippy (wasm32)" \
   cargo clippy -p quiver --target wasm32-unknown-unknown --all-targets -- -D warnings

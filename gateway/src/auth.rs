@@ -15,7 +15,8 @@ use quiver::flight::control::Password;
 use tonic::metadata::MetadataMap;
 use tonic::Status;
 
-use crate::upstream::{check_token, request, CallMetadata, Client};
+use crate::token::check_token;
+use crate::upstream::{request, CallMetadata, Client};
 
 /// Exchanges `username` and `password` for the server's bearer token, which it puts in
 /// `issued`. The call carries the `forwarded` headers too, but not the connection's

@@ -211,7 +211,7 @@ impl Args {
             )));
         }
         if let Some(token) = &self.token {
-            crate::upstream::check_token(token).map_err(|e| invalid(format!("--{e}")))?;
+            crate::token::check_token(token).map_err(|e| invalid(format!("--{e}")))?;
         }
         if self.max_streams == 0 {
             return Err(invalid("--max-streams must be at least 1".into()));

@@ -2,7 +2,6 @@
 
 use arrow_flight::flight_descriptor::DescriptorType;
 use arrow_flight::{FlightDescriptor, FlightEndpoint, FlightInfo, Location, PollInfo, Ticket};
-use prost::Message;
 use quiver::flight::control::{self, check_poll_info, code_name, Descriptor, ServerMessage};
 use quiver::flight::message::CONTINUATION;
 use tonic::Status;
@@ -106,17 +105,6 @@ pub(crate) fn poll_from_proto(stream: u32, p: PollInfo) -> Result<ServerMessage,
         descriptor,
         progress: p.progress,
         expiration_time_ms: timestamp_ms(p.expiration_time),
-    })
-}
-
-/// Decodes a protobuf message the server sent, or says which one did not decode. `what`
-/// names it with its article: "a DoPutUpdateResult".
-pub(crate) fn decode<M: Message + Default>(bytes: &[u8], what: &str) -> Result<M, Status> {
-    M::decode(bytes).map_err(|e| {
-        Status::internal(format!(
-            "expected {what} from the server, found {} bytes that do not decode: {e}",
-            bytes.len()
-        ))
     })
 }
 

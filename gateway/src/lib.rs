@@ -16,6 +16,7 @@
 //! - `convert`: Flight protobuf messages to and from the protocol's JSON.
 //! - `sql`: Flight SQL commands and actions in JSON, encoded with arrow-flight's types.
 //! - `status`: what a browser sees of a status (lost connections, upstream text).
+//! - `token`: the bytes a bearer token may hold.
 //! - `upstream`: the location allow-list and each connection's gRPC channels.
 //! - [`demo`]: an in-process Flight service with generated data (`--demo`).
 
@@ -39,6 +40,7 @@ mod static_files;
 mod status;
 mod streams;
 pub mod tls;
+mod token;
 mod upstream;
 
 use std::io;

@@ -31,6 +31,7 @@ use tonic::{Extensions, Request, Status};
 
 use crate::budget::{MAX_STREAM_WINDOW, MIN_STREAM_WINDOW};
 use crate::config::Config;
+use crate::token::check_token;
 
 /// One Flight server's channel, and the message size limit every call to it has.
 #[derive(Clone, Debug)]
@@ -216,19 +217,6 @@ pub(crate) fn request<T>(message: T, metadata: &CallMetadata) -> Result<Request<
         Extensions::default(),
         message,
     ))
-}
-
-/// A token must be visible ASCII, as bearer tokens are. HTTP/2 would pass bytes above
-/// 0x7F, and servers fail on them in their own ways (pyarrow with a Python traceback).
-/// The error names the first bad byte, never the token.
-pub(crate) fn check_token(token: &str) -> Result<(), String> {
-    match token.bytes().position(|b| !b.is_ascii_graphic()) {
-        None => Ok(()),
-        Some(at) => Err(format!(
-            "token must be visible ASCII (0x21 to 0x7E), found byte {:#04X} at index {at}",
-            token.as_bytes()[at]
-        )),
-    }
 }
 
 /// The scheme of locations dialled over TLS.

@@ -15,9 +15,19 @@ pub(crate) mod command;
 use arrow_flight::sql::{Any, ProstMessageExt};
 use base64::engine::general_purpose::STANDARD;
 use base64::Engine;
+use prost::Message;
 use tonic::Status;
 
-use crate::convert::decode;
+/// Decodes a protobuf message the server sent, or says which one did not decode. `what`
+/// names it with its article: "a DoPutUpdateResult".
+pub(crate) fn decode<M: Message + Default>(bytes: &[u8], what: &str) -> Result<M, Status> {
+    M::decode(bytes).map_err(|e| {
+        Status::internal(format!(
+            "expected {what} from the server, found {} bytes that do not decode: {e}",
+            bytes.len()
+        ))
+    })
+}
 
 /// Decodes the `Any` the server sent and unpacks the message `what` names from it, or says
 /// what the `Any` held instead.

@@ -1,10 +1,12 @@
-//! `fetchAll` scheduling: which endpoint each reader takes next, how many read at once,
-//! and what to cancel when one fails. Endpoints are read in parallel (one after another
-//! when `ordered`), and their batches are joined in the FlightInfo's order.
+//! `fetchAll` scheduling: how many readers read at once and on which socket, which
+//! endpoint each takes next, and what to cancel when one fails. Endpoints are read in
+//! parallel (one after another when `ordered`), and their batches are joined in the
+//! FlightInfo's order.
 
 use arrow_schema::{FieldRef, SchemaRef};
 
-use super::get::ArrowBatch;
+use super::answers::schema_from_ipc;
+use super::get::{ArrowBatch, Collected};
 use super::status::{Failure, INVALID_ARGUMENT};
 
 /// How `fetchAll` was asked to read.
@@ -37,6 +39,13 @@ impl FetchPlan {
     /// Sockets to open in all (the client's own among them).
     pub fn sockets(&self) -> usize {
         self.sockets.min(self.readers())
+    }
+
+    /// The socket, of [`FetchPlan::sockets`], that reader `reader` reads on: readers are
+    /// dealt over the sockets in turn. (Below [`FetchPlan::readers`], the remainder is
+    /// the same by `sockets` as by [`FetchPlan::sockets`], the fewer.)
+    pub fn socket_of(&self, reader: usize) -> usize {
+        reader % self.sockets.max(1)
     }
 }
 
@@ -77,9 +86,19 @@ impl<H> Fetch<H> {
         self.reading.push((i, handle));
     }
 
+    /// Endpoint `i`'s stream ended with `collected`. A failure fails the fetch, and so do
+    /// columns unlike the first endpoint's; the error then holds the handles of the
+    /// streams still reading the others, to cancel.
+    pub fn record(&mut self, i: usize, collected: Collected) -> Result<(), (Failure, Vec<H>)> {
+        match collected.and_then(|(schema, batches)| self.done(i, schema, batches)) {
+            Ok(()) => Ok(()),
+            Err(failure) => Err((failure, self.fail(i))),
+        }
+    }
+
     /// Endpoint `i` was read. Its columns must be the first endpoint's, or its batches
     /// would be read with another's types.
-    pub fn done(
+    fn done(
         &mut self,
         i: usize,
         schema: SchemaRef,
@@ -110,16 +129,21 @@ impl<H> Fetch<H> {
 
     /// Endpoint `i` failed, and so does the fetch: returns the handles of the streams
     /// still reading the others, to cancel. Nothing more is taken.
-    pub fn fail(&mut self, i: usize) -> Vec<H> {
+    fn fail(&mut self, i: usize) -> Vec<H> {
         self.reading.retain(|(r, _)| *r != i);
         self.failed = true;
         self.reading.drain(..).map(|(_, h)| h).collect()
     }
 
-    /// The first endpoint's schema (if any endpoint was read), and every batch in
-    /// endpoint order.
-    pub fn into_batches(self) -> (Option<SchemaRef>, Vec<ArrowBatch>) {
-        (self.schema, self.results.into_iter().flatten().collect())
+    /// The table's schema and every batch, in endpoint order. The schema is the first
+    /// endpoint's, or, when none was read (there were none), the FlightInfo's:
+    /// `raw_schema`, an encapsulated IPC schema message.
+    pub fn into_batches(self, raw_schema: &[u8]) -> Collected {
+        let schema = match self.schema {
+            Some(schema) => schema,
+            None => schema_from_ipc(raw_schema)?,
+        };
+        Ok((schema, self.results.into_iter().flatten().collect()))
     }
 }
 

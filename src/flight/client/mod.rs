@@ -11,11 +11,13 @@
 //! - [`locations`]: which of an endpoint's locations a DoGet reads, in turn;
 //! - [`put`]: a DoPut's frame pump;
 //! - [`fetch`]: `fetchAll`'s endpoint scheduling;
-//! - [`answers`]: what PollFlightInfo's answer must hold;
+//! - [`answers`]: what each call's answer holds;
+//! - [`connect`]: the subprotocols and credentials a connection opens with;
 //! - [`budget`]: what every DoGet may hold together; [`status`]: why a call failed.
 
 pub mod answers;
 pub mod budget;
+pub mod connect;
 pub mod fetch;
 pub mod get;
 pub mod locations;
@@ -28,9 +30,10 @@ mod tests;
 use std::ops::Range;
 use std::rc::Rc;
 
-pub use self::answers::PollInfo;
+pub use self::answers::{Answer, CallKind, PollInfo};
 pub use self::budget::Budget;
 use self::budget::Reservation;
+pub use self::connect::{BasicAuth, Credentials};
 pub use self::get::{ArrowBatch, Chunk, Collected, GetStats, GetStream, Next};
 pub use self::put::{PutFrame, PutStream};
 pub use self::status::Failure;
@@ -125,13 +128,6 @@ enum Stream {
     Moved(u32),
 }
 
-/// A username and password that the gateway exchanges for a bearer token.
-#[derive(Clone)]
-pub struct BasicAuth {
-    pub username: String,
-    pub password: String,
-}
-
 /// One connection to the gateway.
 pub struct Client {
     budget: Rc<Budget>,
@@ -139,8 +135,8 @@ pub struct Client {
     /// Until `hello` arrives and the basic-auth exchange, if any, succeeds, or the
     /// connection fails.
     awaiting_hello: bool,
-    /// Credentials to exchange once `hello` arrives.
-    basic_auth: Option<BasicAuth>,
+    /// Credentials to send, or to exchange, once `hello` arrives.
+    credentials: Credentials,
     /// The stream of the basic-auth exchange while it runs.
     login: Option<u32>,
     failure: Option<Failure>,
@@ -151,8 +147,9 @@ pub struct Client {
 }
 
 impl Client {
-    /// A connection whose socket is opening. Its DoGets hold their bytes against `budget`.
-    pub fn new(budget: Rc<Budget>) -> Self {
+    /// A connection whose socket is opening, which authenticates with `credentials` once
+    /// `hello` arrives. Its DoGets hold their bytes against `budget`.
+    pub fn new(budget: Rc<Budget>, credentials: Credentials) -> Self {
         Client {
             budget,
             limits: Limits {
@@ -161,7 +158,7 @@ impl Client {
                 max_streams: 1,
             },
             awaiting_hello: true,
-            basic_auth: None,
+            credentials,
             login: None,
             failure: None,
             next_id: 1,
@@ -182,6 +179,13 @@ impl Client {
     /// Why the connection failed, if it has.
     pub fn failure(&self) -> Option<&Failure> {
         self.failure.as_ref()
+    }
+
+    /// Why connect failed: the connection's failure, or, with none recorded, that the
+    /// socket is gone.
+    pub fn connect_failure(&self) -> Failure {
+        let closed = || Failure::new(UNAVAILABLE, "the connection is closed");
+        self.failure.clone().unwrap_or_else(closed)
     }
 
     // Socket events.
@@ -349,9 +353,9 @@ impl Client {
             credit_window,
             max_streams,
         };
-        match self.basic_auth.take() {
+        match std::mem::take(&mut self.credentials) {
             // Requests wait for the token: nothing else is sent until the exchange ends.
-            Some(BasicAuth { username, password }) => {
+            Credentials::Basic(BasicAuth { username, password }) => {
                 let request = ClientMessage::BasicAuth {
                     stream: 0,
                     username,
@@ -361,7 +365,13 @@ impl Client {
                     self.login = Some(id);
                 }
             }
-            None => self.opened(),
+            // Sent before connect resolves, so before any request.
+            Credentials::Token(token) => {
+                self.actions
+                    .push(Action::send(ClientMessage::Auth { token }));
+                self.opened();
+            }
+            Credentials::None => self.opened(),
         }
     }
 
@@ -479,16 +489,13 @@ impl Client {
         self.fail_all(failure);
     }
 
-    /// Sets the bearer token checked by the gateway and sent upstream.
-    pub fn authenticate(&mut self, token: String) {
-        self.actions
-            .push(Action::send(ClientMessage::Auth { token }));
-    }
-
-    /// Has the gateway exchange `credentials` for a bearer token once `hello` arrives;
-    /// [`Action::Hello`] waits for the exchange.
-    pub fn basic_auth(&mut self, credentials: BasicAuth) {
-        self.basic_auth = Some(credentials);
+    /// The runtime gave up waiting for `hello` (connect's signal aborted): connect and
+    /// everything open fail with CANCELLED.
+    pub fn abort(&mut self) {
+        self.close(Failure::new(
+            CANCELLED,
+            "connect was aborted before the gateway's hello",
+        ));
     }
 
     /// Takes the next stream id, for a request; a connection that has failed gives that

@@ -34,7 +34,7 @@ fn hello() -> TestResult<String> {
 }
 
 fn connect(budget: Rc<Budget>) -> TestResult<Client> {
-    let mut client = Client::new(budget);
+    let mut client = Client::new(budget, Credentials::None);
     client.on_text(&hello()?);
     assert!(matches!(client.poll_action(), Some(Action::Hello(Ok(())))));
     Ok(client)
@@ -43,11 +43,11 @@ fn connect(budget: Rc<Budget>) -> TestResult<Client> {
 /// A client given a username and password, after `hello`: what it sent, and whether
 /// connect resolved.
 fn logging_in() -> TestResult<(Client, Vec<ClientMessage>, bool)> {
-    let mut client = Client::new(Budget::new(1 << 20));
-    client.basic_auth(BasicAuth {
+    let credentials = Credentials::Basic(BasicAuth {
         username: "ann".into(),
         password: "s3cret".into(),
     });
+    let mut client = Client::new(Budget::new(1 << 20), credentials);
     client.on_text(&hello()?);
     let out = actions(&mut client);
     let hello_settled = out.iter().any(|a| matches!(a, Action::Hello(_)));
@@ -112,6 +112,49 @@ fn a_second_hello_during_basic_auth_breaks_the_protocol() -> TestResult {
         .iter()
         .any(|a| matches!(a, Action::Close { code: 1002, .. })));
     Ok(())
+}
+
+#[test]
+fn a_token_is_sent_once_hello_arrives_before_connect_resolves() -> TestResult {
+    let credentials = Credentials::Token("t0k".into());
+    let mut client = Client::new(Budget::new(1 << 20), credentials);
+    assert!(actions(&mut client).is_empty(), "nothing goes before hello");
+    client.on_text(&hello()?);
+    let out = actions(&mut client);
+    let auth = ClientMessage::Auth {
+        token: "t0k".into(),
+    };
+    assert_eq!(sent(&out)?, [auth]);
+    let hello_at = out.iter().position(|a| matches!(a, Action::Hello(Ok(()))));
+    assert_eq!(
+        hello_at,
+        Some(1),
+        "connect resolves after the token went: {out:?}"
+    );
+    Ok(())
+}
+
+#[test]
+fn aborting_connect_fails_it_with_cancelled() -> TestResult {
+    let mut client = Client::new(Budget::new(1 << 20), Credentials::None);
+    client.abort();
+    let aborted = Failure::new(CANCELLED, "connect was aborted before the gateway's hello");
+    assert_eq!(
+        hello_result(&actions(&mut client)),
+        Some(Err(aborted.clone()))
+    );
+    assert_eq!(client.connect_failure(), aborted);
+    Ok(())
+}
+
+#[test]
+fn a_connect_that_failed_says_why_or_that_the_connection_is_closed() {
+    let mut client = Client::new(Budget::new(1 << 20), Credentials::None);
+    let closed = Failure::new(UNAVAILABLE, "the connection is closed");
+    assert_eq!(client.connect_failure(), closed, "no failure recorded");
+    client.on_close(1006, "");
+    let failure = Failure::new(UNAVAILABLE, "the connection closed (code 1006)");
+    assert_eq!(client.connect_failure(), failure);
 }
 
 fn actions(client: &mut Client) -> Vec<Action> {
@@ -474,55 +517,76 @@ fn the_budget_is_shared_by_concurrent_do_gets() -> TestResult {
 
 #[test]
 fn fetch_all_cancels_the_rest_on_the_first_error() -> TestResult {
-    let mut client = connect(Budget::new(budget::DEFAULT_BUDGET_BYTES))?;
+    let budget = Budget::new(budget::DEFAULT_BUDGET_BYTES);
+    let mut sockets = [connect(Rc::clone(&budget))?, connect(budget)?];
     let plan = FetchPlan {
-        endpoints: 4,
+        endpoints: 5,
         ordered: false,
         concurrency: None,
-        sockets: 1,
-        max_streams: 3,
+        sockets: 2,
+        max_streams: 2,
     };
-    assert_eq!(plan.readers(), 3, "as many as the gateway allows");
+    assert_eq!(
+        plan.readers(),
+        4,
+        "as many as the gateway allows on two sockets"
+    );
     let mut fetch = Fetch::new(plan.endpoints);
-    let mut streams = Vec::new();
-    while streams.len() < plan.readers() {
+    // Each reader takes an endpoint and reads it on its socket.
+    let mut reading = Vec::new();
+    for reader in 0..plan.readers() {
         let endpoint = fetch.take().ok_or("an endpoint is left")?;
-        let id = client.open_get(vec![endpoint as u8], Vec::new(), None);
-        fetch.reading(endpoint, id);
-        streams.push((endpoint, id));
+        let socket = plan.socket_of(reader);
+        let id = sockets[socket].open_get(vec![endpoint as u8], Vec::new(), None);
+        fetch.reading(endpoint, (socket, id));
+        reading.push((socket, id));
     }
-    actions(&mut client);
+    assert_eq!(reading, [(0, 1), (1, 1), (0, 2), (1, 2)]);
+    for client in &mut sockets {
+        actions(client);
+    }
 
-    // Endpoint 1 fails: the readers of 0 and 2 are cancelled, and 3 is never read.
-    let (failed, failed_id) = streams[1];
-    status(&mut client, failed_id, 5, "no such ticket")?;
-    let Some(Err(failure)) = ended(&actions(&mut client), failed_id) else {
+    // Endpoint 1 fails: the streams reading 0, 2 and 3 are cancelled, each on its socket,
+    // and 4 is never read.
+    let (socket, id) = reading[1];
+    status(&mut sockets[socket], id, 5, "no such ticket")?;
+    let Some(Err(failure)) = ended(&actions(&mut sockets[socket]), id) else {
         return Err("expected the stream to fail".into());
     };
+    let Err((failure, rest)) = fetch.record(1, Err(failure)) else {
+        return Err("expected the fetch to fail".into());
+    };
     assert_eq!(failure.message, "no such ticket");
-    let rest = fetch.fail(failed);
-    assert_eq!(rest, [streams[0].1, streams[2].1]);
-    for id in rest {
-        client.cancel(id);
+    assert_eq!(rest, [reading[0], reading[2], reading[3]]);
+    for (socket, id) in rest {
+        sockets[socket].cancel(id);
     }
-    let cancels = sent(&actions(&mut client))?;
+    let cancel = |(_, stream): (usize, u32)| ClientMessage::Cancel { stream };
     assert_eq!(
-        cancels,
-        [
-            ClientMessage::Cancel {
-                stream: streams[0].1
-            },
-            ClientMessage::Cancel {
-                stream: streams[2].1
-            }
-        ]
+        sent(&actions(&mut sockets[0]))?,
+        [cancel(reading[0]), cancel(reading[2])]
     );
+    assert_eq!(sent(&actions(&mut sockets[1]))?, [cancel(reading[3])]);
     assert_eq!(fetch.take(), None);
-    assert_eq!(
-        fetch.fail(0),
-        Vec::<u32>::new(),
+    let cancelled = Err(Failure::cancelled());
+    assert!(
+        matches!(fetch.record(0, cancelled), Err((_, rest)) if rest.is_empty()),
         "the others were cancelled once"
     );
+    Ok(())
+}
+
+#[test]
+fn fetch_all_takes_the_flight_infos_schema_when_no_endpoint_was_read() -> TestResult {
+    let raw = messages(&stream_bytes(0, 0)?)?.remove(0);
+    let (schema, batches) = ok(Fetch::<u32>::new(0).into_batches(&raw))?;
+    assert_eq!((schema.field(0).name().as_str(), batches.len()), ("a", 0));
+    // Once an endpoint was read, its schema is the table's.
+    let mut fetch = Fetch::<u32>::new(1);
+    let read = Arc::new(Schema::new(vec![Field::new("b", DataType::Utf8, true)]));
+    fetch.take();
+    assert!(fetch.record(0, Ok((read.clone(), Vec::new()))).is_ok());
+    assert_eq!(ok(fetch.into_batches(&raw))?.0, read);
     Ok(())
 }
 
@@ -541,6 +605,10 @@ fn fetch_plan_readers() {
     assert_eq!(plan(false, Some(3), 2, 16).sockets(), 2);
     assert_eq!(plan(false, None, 2, 2).readers(), 4);
     assert_eq!(plan(false, Some(0), 1, 16).readers(), 1);
+    let dealt: Vec<usize> = (0..8)
+        .map(|r| plan(false, None, 3, 16).socket_of(r))
+        .collect();
+    assert_eq!(dealt, [0, 1, 2, 0, 1, 2, 0, 1]);
 }
 
 const DOWN: &str = "grpc://127.0.0.1:1";
@@ -1044,7 +1112,10 @@ fn poll(poll_infos: &[&str]) -> TestResult<Result<PollInfo, Failure>> {
     }
     status(&mut client, id, 0, "")?;
     let messages = ok(answer(actions(&mut client), id).ok_or("the call was answered")?)?;
-    Ok(PollInfo::from_answer(messages))
+    Ok(CallKind::Poll.answer(messages).map(|answer| match answer {
+        Answer::One(answers::Item::Poll(poll)) => poll,
+        other => panic!("a poll answered {other:?}"),
+    }))
 }
 
 const INFO: &str = r#"{"schema":"","endpoints":[{"ticket":"AQ=="}],"totalRecords":-1,

@@ -7,9 +7,7 @@ use wasm_bindgen::prelude::*;
 use web_sys::AbortSignal;
 
 use super::super::error::WasmResult;
-use super::abort::AbortWatch;
-use super::call::CallKind;
-use super::conn::{close, run, with_client, Conn, Owner, Params};
+use super::conn::{cancel_on_abort, close, run, Conn, Owner, Params};
 use super::deferred::{promise, Deferred};
 use super::error::{js_message, to_js};
 use super::fetch::fetch_all;
@@ -21,7 +19,7 @@ use super::options::{
 };
 use super::put::PutStream;
 use crate::flight::client::status::{CANCELLED, INVALID_ARGUMENT};
-use crate::flight::client::Failure;
+use crate::flight::client::{CallKind, Failure};
 use crate::flight::control::ClientMessage;
 
 /// A connection to `quiver-gateway`, which speaks Arrow Flight to real Flight servers.
@@ -68,18 +66,7 @@ impl FlightClient {
         conn.borrow_mut()
             .register_call(id, kind, done, Rc::clone(&self.owner));
         run(conn);
-        // Watched once registered, as a DoGet is (`open_get`).
-        let weak = Rc::downgrade(conn);
-        let abort = signal.and_then(|signal| {
-            AbortWatch::new(signal, move || {
-                if let Some(conn) = weak.upgrade() {
-                    with_client(&conn, |c| c.cancel(id));
-                }
-            })
-        });
-        if let Some(abort) = abort {
-            conn.borrow_mut().watch(id, abort);
-        }
+        cancel_on_abort(conn, id, signal);
         promise
     }
 }
@@ -103,8 +90,7 @@ impl FlightClient {
                 url,
                 protocols: o.protocols,
                 constructor: o.constructor,
-                token: o.token,
-                basic_auth: o.basic_auth,
+                credentials: o.credentials,
             };
             let owner = Conn::connect(params, o.signal)
                 .await

@@ -12,18 +12,18 @@ use wasm_bindgen::prelude::*;
 use wasm_bindgen_futures::JsFuture;
 use web_sys::{AbortSignal, WebSocket};
 
-use super::super::object::set;
+use super::super::batch::RecordBatch;
+use super::super::object::{object, set};
 use super::super::reader::push_js;
 use super::abort::AbortWatch;
-use super::call::{answer, CallKind};
+use super::call::answer_to_js;
 use super::deferred::Deferred;
 use super::error::js_message;
-use super::get::chunk_to_js;
 use super::socket::{Socket, SocketEvent};
 use crate::flight::client::budget::DEFAULT_BUDGET_BYTES;
-use crate::flight::client::status::{CANCELLED, UNAVAILABLE};
+use crate::flight::client::status::UNAVAILABLE;
 use crate::flight::client::{
-    Action, BasicAuth, Budget, Client, Collected, Failure, GetStream, PutFrame,
+    Action, Budget, CallKind, Chunk, Client, Collected, Credentials, Failure, GetStream, PutFrame,
 };
 use crate::flight::frame::HEADER_LEN;
 
@@ -38,10 +38,9 @@ thread_local! {
 #[derive(Clone)]
 pub(super) struct Params {
     pub url: String,
-    pub protocols: Array,
+    pub protocols: Vec<String>,
     pub constructor: Option<Function>,
-    pub token: Option<String>,
-    pub basic_auth: Option<BasicAuth>,
+    pub credentials: Credentials,
 }
 
 /// Where a DoGet's handle finds its stream: in its connection's client while it runs,
@@ -103,17 +102,14 @@ impl Drop for Owner {
 }
 
 impl Conn {
-    /// Opens the socket and waits for `hello` and the basic-auth exchange, if any (or for
-    /// `signal` to abort); then sends the token, if any.
+    /// Opens the socket and waits for `hello` and the client's authentication (or for
+    /// `signal` to abort).
     pub async fn connect(
         params: Params,
         signal: Option<AbortSignal>,
     ) -> Result<Rc<Owner>, Failure> {
         let (hello_promise, hello) = Deferred::new();
-        let mut client = Client::new(BUDGET.with(Rc::clone));
-        if let Some(credentials) = params.basic_auth.clone() {
-            client.basic_auth(credentials);
-        }
+        let client = Client::new(BUDGET.with(Rc::clone), params.credentials.clone());
         let conn = Rc::new(RefCell::new(Conn {
             client,
             socket: None,
@@ -160,14 +156,7 @@ impl Conn {
         let hello = JsFuture::from(hello_promise).await;
         drop(watch);
         if hello.is_err() {
-            let failure = conn.borrow().client.failure().cloned();
-            return Err(
-                failure.unwrap_or_else(|| Failure::new(UNAVAILABLE, "the connection is closed"))
-            );
-        }
-        if let Some(token) = params.token {
-            conn.borrow_mut().client.authenticate(token);
-            run(&conn);
+            return Err(conn.borrow().client.connect_failure());
         }
         Ok(owner)
     }
@@ -213,15 +202,6 @@ impl Conn {
             _abort: None,
         };
         self.pending.push((id, pending));
-    }
-
-    /// Call or DoGet `id`, if it has not ended, is cancelled when `abort`'s signal aborts.
-    pub fn watch(&mut self, id: u32, abort: AbortWatch) {
-        if let Some(Pending::Call { _abort: slot, .. } | Pending::Get { _abort: slot, .. }) =
-            self.entry(id)
-        {
-            *slot = Some(abort);
-        }
     }
 
     pub fn register_put(&mut self, id: u32) {
@@ -270,6 +250,25 @@ pub(super) fn close(conn: &ConnRef, failure: Failure) {
     drop(socket);
 }
 
+/// Call or DoGet `id`, while it runs, is cancelled when `signal` aborts. Watched once
+/// registered: a signal aborted already cancels at once, and the end must find the
+/// stream's entry to let go of it.
+pub(super) fn cancel_on_abort(conn: &ConnRef, id: u32, signal: Option<AbortSignal>) {
+    let weak = Rc::downgrade(conn);
+    let abort = signal.and_then(|signal| {
+        AbortWatch::new(signal, move || {
+            if let Some(conn) = weak.upgrade() {
+                with_client(&conn, |c| c.cancel(id));
+            }
+        })
+    });
+    if let Some(Pending::Call { _abort: slot, .. } | Pending::Get { _abort: slot, .. }) =
+        conn.borrow_mut().entry(id)
+    {
+        *slot = abort;
+    }
+}
+
 /// Runs `f` on the client, then does what it asked for.
 pub(super) fn with_client<T>(conn: &ConnRef, f: impl FnOnce(&mut Client) -> T) -> T {
     let result = f(&mut conn.borrow_mut().client);
@@ -306,9 +305,7 @@ fn on_frame(conn: &ConnRef, buffer: &ArrayBuffer) {
 }
 
 fn abort_connect(conn: &ConnRef) {
-    let failure = Failure::new(CANCELLED, "connect was aborted before the gateway's hello");
-    conn.borrow_mut().client.close(failure);
-    run(conn);
+    with_client(conn, Client::abort);
     if let Some(ws) = conn.borrow().ws() {
         let _ = ws.close();
     }
@@ -367,7 +364,7 @@ fn perform(conn: &ConnRef, action: Action) {
         }
         Action::Answer { stream, result } => {
             if let Some(Pending::Call { kind, done, .. }) = take(conn, stream) {
-                done.settle(result.and_then(|messages| answer(kind, messages)));
+                done.settle(result.and_then(|m| kind.answer(m)).and_then(answer_to_js));
             }
         }
         Action::Chunk { stream, chunk } => {
@@ -453,6 +450,17 @@ fn perform(conn: &ConnRef, action: Action) {
             }
         }
     }
+}
+
+/// A `FlightStreamChunk`; `appMetadata` is copied out of wasm memory.
+pub(super) fn chunk_to_js(chunk: Chunk) -> JsValue {
+    let data = chunk.batch.map_or(JsValue::NULL, |(batch, metadata)| {
+        RecordBatch::with_metadata(batch, metadata).into()
+    });
+    let app_metadata = chunk
+        .app_metadata
+        .map_or(JsValue::NULL, |m| Uint8Array::from(m.as_slice()).into());
+    object(&[("data", data), ("appMetadata", app_metadata)])
 }
 
 /// Sends a DoPut frame, built in JS memory: `ws` in Node sends later from the buffer it

@@ -15,7 +15,7 @@ use super::conn::{with_client, Conn, ConnRef, Owner};
 use super::deferred::promise;
 use super::error::to_js;
 use super::get::{open_get, Collecting};
-use super::info::{schema_from_ipc, Target};
+use super::info::Target;
 use super::options::Fetch as FetchOptions;
 use crate::flight::client::fetch::{Fetch, FetchPlan};
 
@@ -57,7 +57,7 @@ pub(super) async fn fetch_all(
     let all: Array = (0..plan.readers())
         .map(|r| {
             let reader = reader(
-                Rc::clone(&owners[r % owners.len()]),
+                Rc::clone(&owners[plan.socket_of(r)]),
                 Rc::clone(&work),
                 Rc::clone(&options),
             );
@@ -66,11 +66,8 @@ pub(super) async fn fetch_all(
         .collect();
     JsFuture::from(Promise::all(&all)).await?;
     drop(owners);
-    let (schema, batches) = work.fetch.replace(Fetch::new(0)).into_batches();
-    let schema = match schema {
-        Some(schema) => schema,
-        None => schema_from_ipc(&raw_schema).map_err(|f| to_js(&f))?,
-    };
+    let fetch = work.fetch.replace(Fetch::new(0));
+    let (schema, batches) = fetch.into_batches(&raw_schema).map_err(|f| to_js(&f))?;
     Ok(table_with_metadata(&schema, batches).into())
 }
 
@@ -106,10 +103,8 @@ async fn reader(
             }
         };
         with_client(conn, |c| c.release(id));
-        let done = collected
-            .and_then(|(schema, batches)| work.fetch.borrow_mut().done(i, schema, batches));
-        if let Err(failure) = done {
-            let others = work.fetch.borrow_mut().fail(i);
+        let recorded = work.fetch.borrow_mut().record(i, collected);
+        if let Err((failure, others)) = recorded {
             for (conn, id) in others {
                 with_client(&conn, |c| c.cancel(id));
             }

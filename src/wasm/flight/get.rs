@@ -4,21 +4,20 @@
 use std::cell::RefCell;
 use std::rc::Rc;
 
-use js_sys::{Function, Promise, Uint8Array};
+use js_sys::{Function, Promise};
 use wasm_bindgen::prelude::*;
 use wasm_bindgen_futures::JsFuture;
 use web_sys::AbortSignal;
 
-use super::super::batch::{table_with_metadata, RecordBatch};
+use super::super::batch::table_with_metadata;
 use super::super::error::WasmResult;
 use super::super::object::object;
 use super::super::schema::schema_to_js;
-use super::abort::AbortWatch;
-use super::conn::{run, CollectSlot, ConnRef, Home, Owner};
+use super::conn::{cancel_on_abort, chunk_to_js, run, CollectSlot, ConnRef, Home, Owner};
 use super::deferred::{promise, Deferred};
 use super::error::to_js;
 use crate::flight::client::status::INTERNAL;
-use crate::flight::client::{Actions, Chunk, ClientError, Collected, Failure, GetStream, Next};
+use crate::flight::client::{Actions, ClientError, Collected, Failure, GetStream, Next};
 
 /// A DoGet's home and id; the connection fills the home with the stream when it ends.
 pub(super) struct StreamHandle {
@@ -85,19 +84,7 @@ pub(super) fn open_get(
     conn.borrow_mut()
         .register_get(id, Rc::downgrade(&home), on_progress, Rc::clone(owner));
     run(conn);
-    // Watched once registered: a signal aborted already cancels at once, and the end
-    // must find the stream's entry to let go of it.
-    let weak = Rc::downgrade(conn);
-    let abort = signal.and_then(|signal| {
-        AbortWatch::new(signal, move || {
-            if let Some(conn) = weak.upgrade() {
-                super::conn::with_client(&conn, |c| c.cancel(id));
-            }
-        })
-    });
-    if let Some(abort) = abort {
-        conn.borrow_mut().watch(id, abort);
-    }
+    cancel_on_abort(conn, id, signal);
     StreamHandle { home, id }
 }
 
@@ -194,17 +181,6 @@ impl FlightStream {
     pub(super) fn new(stream: StreamHandle) -> Self {
         FlightStream { stream }
     }
-}
-
-/// A `FlightStreamChunk`; `appMetadata` is copied out of wasm memory.
-pub(super) fn chunk_to_js(chunk: Chunk) -> JsValue {
-    let data = chunk.batch.map_or(JsValue::NULL, |(batch, metadata)| {
-        RecordBatch::with_metadata(batch, metadata).into()
-    });
-    let app_metadata = chunk
-        .app_metadata
-        .map_or(JsValue::NULL, |m| Uint8Array::from(m.as_slice()).into());
-    object(&[("data", data), ("appMetadata", app_metadata)])
 }
 
 #[wasm_bindgen]

@@ -1,18 +1,14 @@
 //! FlightInfo, descriptors and tickets between their JS shapes and the protocol's types.
 
-use std::sync::Arc;
-
-use arrow_schema::SchemaRef;
 use js_sys::{Array, Object, Reflect, Uint8Array};
 use wasm_bindgen::prelude::*;
 
 use super::super::error::{usage, WasmResult};
 use super::super::object::set;
 use super::super::schema::schema_to_js;
-use crate::flight::client::status::INTERNAL;
+use crate::flight::client::answers::schema_from_ipc;
 use crate::flight::client::{Failure, PollInfo};
 use crate::flight::control::{Descriptor, Endpoint, FlightInfo};
-use crate::ipc::{ReadLimits, StreamDecoder};
 
 #[wasm_bindgen(typescript_custom_section)]
 const INFO_TS: &str = r#"
@@ -223,14 +219,4 @@ pub(super) fn endpoints_from_js(info: &JsValue) -> WasmResult<(Vec<Target>, Vec<
         .map(Uint8Array::to_vec)
         .unwrap_or_default();
     Ok((endpoints, schema))
-}
-
-/// Decodes an encapsulated IPC schema message.
-pub(super) fn schema_from_ipc(bytes: &[u8]) -> Result<SchemaRef, Failure> {
-    let mut decoder = StreamDecoder::new(ReadLimits::default());
-    decoder.push(bytes)?;
-    decoder
-        .schema()
-        .map(Arc::clone)
-        .ok_or_else(|| Failure::new(INTERNAL, "the schema message is incomplete"))
 }

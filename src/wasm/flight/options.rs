@@ -7,8 +7,8 @@ use web_sys::AbortSignal;
 
 use super::super::error::{usage, WasmResult};
 use super::super::options::shown;
-use crate::flight::client::BasicAuth;
-use crate::flight::SUBPROTOCOL;
+use crate::flight::client::connect::protocols;
+use crate::flight::client::Credentials;
 
 #[wasm_bindgen(typescript_custom_section)]
 const OPTIONS_TS: &str = r#"
@@ -124,39 +124,27 @@ fn count(options: &JsValue, key: &str) -> WasmResult<Option<u64>> {
 }
 
 pub(super) struct Connect {
-    pub token: Option<String>,
-    pub basic_auth: Option<BasicAuth>,
-    pub protocols: Array,
+    pub credentials: Credentials,
+    pub protocols: Vec<String>,
     pub constructor: Option<Function>,
     pub signal: Option<AbortSignal>,
 }
 
 pub(super) fn connect_options(options: &JsValue) -> WasmResult<Connect> {
     let token = string(options, "token")?;
-    let basic_auth = match (string(options, "username")?, string(options, "password")?) {
-        (None, None) => None,
-        (Some(_), Some(_)) if token.is_some() => {
-            return Err(usage(
-                "give option token or username and password, not both",
-            ))
-        }
-        (Some(username), Some(password)) => Some(BasicAuth { username, password }),
-        _ => return Err(usage("options username and password go together")),
-    };
-    let protocols = Array::of1(&SUBPROTOCOL.into());
-    if let Some(extra) = typed::<Array>(options, "protocols", "an array of strings")? {
-        for p in extra.iter() {
-            if p.as_string().is_none() {
-                return Err(usage("option protocols must be an array of strings"));
-            }
-            protocols.push(&p);
+    let (username, password) = (string(options, "username")?, string(options, "password")?);
+    let credentials = Credentials::new(token, username, password).map_err(usage)?;
+    let mut extra = Vec::new();
+    if let Some(array) = typed::<Array>(options, "protocols", "an array of strings")? {
+        for p in array.iter() {
+            let p = p.as_string();
+            extra.push(p.ok_or_else(|| usage("option protocols must be an array of strings"))?);
         }
     }
     let constructor = typed::<Function>(options, "WebSocket", "a WebSocket class")?;
     Ok(Connect {
-        token,
-        basic_auth,
-        protocols,
+        credentials,
+        protocols: protocols(extra),
         constructor,
         signal: typed(options, "signal", "an AbortSignal")?,
     })

@@ -32,16 +32,20 @@ impl Socket {
     /// `ws` package); by default the global `WebSocket`.
     pub fn open(
         url: &str,
-        protocols: &Array,
+        protocols: &[String],
         constructor: Option<&Function>,
         on_event: impl Fn(SocketEvent) + 'static,
     ) -> Result<Socket, JsValue> {
+        let offered = Array::new();
+        for p in protocols {
+            offered.push(&JsValue::from_str(p));
+        }
         let ws: WebSocket = match constructor {
             Some(class) => {
-                let args = Array::of2(&url.into(), protocols);
+                let args = Array::of2(&url.into(), &offered);
                 Reflect::construct(class, &args)?.unchecked_into()
             }
-            None => WebSocket::new_with_str_sequence(url, protocols)?,
+            None => WebSocket::new_with_str_sequence(url, &offered)?,
         };
         // Array buffers arrive in order and synchronously; Blobs would need async reads.
         ws.set_binary_type(BinaryType::Arraybuffer);
