@@ -14,7 +14,7 @@ use super::decompress::{self, Decompressor};
 use super::dictionaries::{Dictionaries, DictionaryHeader};
 use super::framing::RawMessage;
 use super::precheck::check_schema;
-use super::{check_buffers, copied_outside, fields, read_batch};
+use super::{check_buffers, fields, read_batch};
 use crate::ipc::error::{QuiverError, Result};
 use crate::ipc::limits::ReadLimits;
 use crate::ipc::stats::ReadStats;
@@ -106,9 +106,14 @@ impl MessageDecoder {
                     (&message.body, data)
                 };
                 let max_bytes = limits.limits.max_dictionary_bytes;
-                stats.bytes_copied += self
-                    .dictionaries
-                    .read(body, header, data, schema, version, max_bytes)?;
+                stats.bytes_copied += self.dictionaries.read(
+                    body,
+                    header,
+                    data,
+                    schema,
+                    version,
+                    (max_bytes, limits.max_body()),
+                )?;
             }
             MessageHeader::RecordBatch => {
                 let schema = require_schema(&self.schema, "record batch")?;
@@ -124,8 +129,16 @@ impl MessageDecoder {
                 } else {
                     (&message.body, batch, 0)
                 };
-                let decoded = read_batch(body, batch, schema, self.dictionaries.by_id(), version)?;
-                stats.bytes_copied += decompressed + copied_outside(&decoded, body);
+                let dictionaries = self.dictionaries.by_id();
+                let (decoded, copied) = read_batch(
+                    body,
+                    batch,
+                    schema,
+                    dictionaries,
+                    version,
+                    limits.max_body(),
+                )?;
+                stats.bytes_copied += decompressed + copied;
                 stats.batches += 1;
                 self.ready.push_back((decoded, batch_metadata(fb)));
             }
@@ -164,6 +177,15 @@ pub(super) struct PushLimits {
 }
 
 impl PushLimits {
+    /// The most a body that the reader builds may hold: `maxDecompressedBytes`, or what
+    /// is left of the budget if less. A padded body (`repair.rs`) is held to it, as a
+    /// decompressed one is.
+    fn max_body(&self) -> u64 {
+        self.limits
+            .max_decompressed_bytes
+            .min(self.left.unwrap_or(u64::MAX))
+    }
+
     /// Decompresses `batch` within `maxDecompressedBytes` and what is left of the budget.
     fn decompress<'d>(
         &mut self,
