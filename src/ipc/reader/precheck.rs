@@ -299,13 +299,16 @@ impl Walk<'_> {
         else {
             return Ok(None);
         };
+        let rows = node.length();
+        if rows == len {
+            return Ok(Some(0));
+        }
         // The walk kept the type ids at least `len` long, and `check_buffers` in the body.
         let ids = &buffer_bytes(self.body, type_ids, ids)?[..len as usize];
         let needed = ids
             .iter()
             .rposition(|id| *id as i8 == type_id)
             .map_or(0, |r| r + 1);
-        let rows = node.length();
         if rows < needed as i64 || rows > len {
             return Err(QuiverError::invalid(format!(
                 "field {:?} of sparse union {:?} has {rows} rows, expected from {needed} (the \
