@@ -445,3 +445,47 @@ fn a_padded_body_is_held_to_max_decompressed_bytes() {
         )
     );
 }
+
+/// The messages of a stream, each with its prefix and body; the end-of-stream marker last.
+fn messages(bytes: &[u8]) -> Vec<&[u8]> {
+    let mut out = Vec::new();
+    let mut at = 0;
+    while at < bytes.len() {
+        let len = i32::from_le_bytes(bytes[at + 4..at + 8].try_into().unwrap()) as usize;
+        let metadata = &bytes[at + 8..at + 8 + len];
+        let body = match len {
+            0 => 0,
+            _ => arrow_ipc::root_as_message(metadata).unwrap().bodyLength() as usize,
+        };
+        out.push(&bytes[at..at + 8 + len + body]);
+        at += 8 + len + body;
+    }
+    out
+}
+
+#[test]
+fn padded_bodies_of_one_push_share_its_budget() {
+    let bytes = peer_stream("arrowjs_sparse_union.arrows");
+    let [schema, batch, end] = messages(&bytes)[..] else {
+        panic!("expected a schema, a batch and the end-of-stream marker");
+    };
+    let twice = [schema, batch, batch, end].concat();
+    let padded = ARROW_JS_UNION_BODY + 8 + 24;
+    // Room for one padded body: the second is refused, with the budget named, at its
+    // first padded buffer (the body, then a byte of bitmap).
+    let mut decoder = StreamDecoder::new(ReadLimits::default());
+    decoder.set_push_budget(Some(padded + 100));
+    assert_eq!(
+        decoder.push(&twice).unwrap_err().to_string(),
+        format!(
+            "body padded for a sparse union's short children of {} bytes exceeds the \
+             memory the reader may still use = 100 bytes",
+            ARROW_JS_UNION_BODY + 1
+        )
+    );
+    // Room for both.
+    let mut decoder = StreamDecoder::new(ReadLimits::default());
+    decoder.set_push_budget(Some(2 * padded));
+    decoder.push(&twice).unwrap();
+    assert_eq!(std::iter::from_fn(|| decoder.next_batch()).count(), 2);
+}

@@ -106,14 +106,19 @@ impl MessageDecoder {
                     (&message.body, data)
                 };
                 let max_bytes = limits.limits.max_dictionary_bytes;
-                stats.bytes_copied += self.dictionaries.read(
-                    body,
-                    header,
-                    data,
-                    schema,
-                    version,
-                    (max_bytes, limits.max_body()),
-                )?;
+                let copied = self
+                    .dictionaries
+                    .read(
+                        body,
+                        header,
+                        data,
+                        schema,
+                        version,
+                        (max_bytes, limits.max_body()),
+                    )
+                    .map_err(|error| limits.blame_budget(error))?;
+                limits.charge(copied);
+                stats.bytes_copied += copied;
             }
             MessageHeader::RecordBatch => {
                 let schema = require_schema(&self.schema, "record batch")?;
@@ -137,7 +142,9 @@ impl MessageDecoder {
                     dictionaries,
                     version,
                     limits.max_body(),
-                )?;
+                )
+                .map_err(|error| limits.blame_budget(error))?;
+                limits.charge(copied);
                 stats.bytes_copied += decompressed + copied;
                 stats.batches += 1;
                 self.ready.push_back((decoded, batch_metadata(fb)));
@@ -184,6 +191,34 @@ impl PushLimits {
         self.limits
             .max_decompressed_bytes
             .min(self.left.unwrap_or(u64::MAX))
+    }
+
+    /// Counts what reading a message allocated beyond its body (padded or realigned
+    /// buffers) against what is left of the budget, as decompression counts its output.
+    fn charge(&mut self, bytes: u64) {
+        if let Some(left) = &mut self.left {
+            *left = left.saturating_sub(bytes);
+        }
+    }
+
+    /// `error`, naming the budget where the budget rather than `maxDecompressedBytes` set
+    /// the bound it reports (a padded body's, `max_body`).
+    fn blame_budget(&self, error: QuiverError) -> QuiverError {
+        let max_decompressed = self.limits.max_decompressed_bytes;
+        match error {
+            QuiverError::LimitExceeded {
+                what,
+                limit: "maxDecompressedBytes",
+                found,
+                max,
+            } if self.left == Some(max) && max < max_decompressed => QuiverError::LimitExceeded {
+                what,
+                limit: "the memory the reader may still use",
+                found,
+                max,
+            },
+            other => other,
+        }
     }
 
     /// Decompresses `batch` within `maxDecompressedBytes` and what is left of the budget.
