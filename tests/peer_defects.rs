@@ -1,17 +1,21 @@
 //! Streams that real producers write with a defect that other readers accept
-//! (tests/data/peers: a flechette fixed-size list with a null list, pyarrow's V4 run-end
-//! encoded columns) read as those readers read them; hostile variants of each are refused
-//! with the field and the rule. The repairs are in src/ipc/reader/repair.rs. An
-//! apache-arrow JS sparse union with short children is refused.
+//! (tests/data/peers: an apache-arrow JS sparse union with short children, a flechette
+//! fixed-size list with a null list, pyarrow's V4 run-end encoded columns) read as those
+//! readers read them; hostile variants of each are refused with the field and the rule.
+//! The repairs are in src/ipc/reader/repair.rs.
 
 use std::path::Path;
 use std::sync::Arc;
 
 use arrow_array::types::Int32Type;
-use arrow_array::{Array, ArrayRef, DictionaryArray, FixedSizeListArray, Int8Array, RecordBatch};
+use arrow_array::{
+    Array, ArrayRef, DictionaryArray, FixedSizeListArray, Int32Array, Int8Array, RecordBatch,
+    StringArray, StructArray, UnionArray,
+};
 use arrow_cast::display::{ArrayFormatter, FormatOptions};
 use arrow_ipc::writer::StreamWriter;
 use arrow_ipc::FieldNode;
+use arrow_schema::{DataType, Field, UnionFields};
 use flatbuffers::FlatBufferBuilder;
 use quiver::ipc::{ReadLimits, ReadStats, StreamDecoder};
 
@@ -133,13 +137,74 @@ fn with_changed(
 }
 
 #[test]
-fn arrow_js_sparse_unions_with_short_children_are_refused() {
-    // Padding the short children cost 1 KiB of the package's 300 (docs/size.md).
+fn arrow_js_sparse_unions_with_short_children_read_as_arrow_js_reads_them() {
     let bytes = peer_stream("arrowjs_sparse_union.arrows");
+    let (batch, stats) = only_batch(&bytes);
+    assert_eq!(
+        rows(&batch, "u"),
+        ["{s=a}", "{i=1}", "{s=bb}", "{i=2}", "{i=3}"]
+    );
+    // The body is copied, followed by the short child "s" padded: a byte of bitmap (in 8)
+    // and 6 offsets of 4 bytes.
+    assert_eq!(
+        stats.bytes_copied - stats.bytes_pushed,
+        ARROW_JS_UNION_BODY + 8 + 24
+    );
+}
+
+/// The body length of the Arrow JS union's record batch, as its message declares it.
+const ARROW_JS_UNION_BODY: u64 = 240;
+
+/// The Arrow JS union's nodes and buffers: "u" (its type ids), "i" (bitmap, values), "s"
+/// (bitmap, offsets, data).
+const ARROW_JS_S: usize = 2;
+const ARROW_JS_S_OFFSETS: usize = 4;
+
+#[test]
+fn a_union_row_beyond_its_child_is_refused() {
+    // Child "s" holds rows 0..3, and row 2 selects it: cut it to 2 rows.
+    let bytes = with_batch_changed(
+        &peer_stream("arrowjs_sparse_union.arrows"),
+        |nodes, _, _| {
+            assert_eq!(nodes[ARROW_JS_S].length(), 3);
+            nodes[ARROW_JS_S] = FieldNode::new(2, 0);
+        },
+    );
     assert_eq!(
         decode(&bytes).unwrap_err(),
-        "Invalid argument error: Sparse union child arrays must be equal in length to the \
-         length of the union"
+        "invalid IPC stream: field \"s\" of sparse union \"u\" has 2 rows, expected from 3 \
+         (the rows up to the last that selects it) to 5 (the union's)"
+    );
+}
+
+#[test]
+fn a_union_child_longer_than_the_union_is_refused() {
+    let bytes = with_batch_changed(
+        &peer_stream("arrowjs_sparse_union.arrows"),
+        |nodes, _, _| nodes[ARROW_JS_S] = FieldNode::new(6, 0),
+    );
+    assert_eq!(
+        decode(&bytes).unwrap_err(),
+        "invalid IPC stream: field \"s\" of sparse union \"u\" has 6 rows, expected from 3 \
+         (the rows up to the last that selects it) to 5 (the union's)"
+    );
+}
+
+#[test]
+fn a_short_union_child_whose_buffers_are_short_of_its_length_is_refused() {
+    let bytes = with_batch_changed(
+        &peer_stream("arrowjs_sparse_union.arrows"),
+        |_, buffers, _| {
+            // 4 offsets for 3 strings, of which 2 remain.
+            let offsets = buffers[ARROW_JS_S_OFFSETS];
+            assert_eq!(offsets.length(), 16);
+            buffers[ARROW_JS_S_OFFSETS] = arrow_ipc::Buffer::new(offsets.offset(), 8);
+        },
+    );
+    assert_eq!(
+        decode(&bytes).unwrap_err(),
+        "invalid IPC stream: buffer 4 of field \"s\" has 8 bytes, expected a multiple of 1 of \
+         at least 16"
     );
 }
 
@@ -250,4 +315,177 @@ fn dictionary_values_are_repaired_the_same_way() {
     });
     let (batch, _) = only_batch(&bytes);
     assert_eq!(rows(&batch, "c"), ["[3, null]", "[1, 2]", "null"]);
+}
+
+/// A sparse union of 3 rows selecting "s", "i", "s": number child "i" can end at row 1.
+fn union_values() -> UnionArray {
+    let fields = UnionFields::try_new(
+        [0, 1],
+        [
+            Field::new("i", DataType::Int32, true),
+            Field::new("s", DataType::Utf8, true),
+        ],
+    )
+    .unwrap();
+    let children: Vec<ArrayRef> = vec![
+        Arc::new(Int32Array::from(vec![None, Some(7), None])),
+        Arc::new(StringArray::from(vec![Some("a"), None, Some("c")])),
+    ];
+    UnionArray::try_new(fields, vec![1, 0, 1].into(), None, children).unwrap()
+}
+
+/// Cuts union child "i", node `node` of the batch, to the rows up to the last that
+/// selects it, as apache-arrow JS does.
+fn cut_number_child(
+    node: usize,
+) -> impl FnOnce(&mut Vec<FieldNode>, &mut Vec<arrow_ipc::Buffer>, &mut [u8]) {
+    move |nodes, _, _| {
+        assert_eq!((nodes[node].length(), nodes[node].null_count()), (3, 2));
+        nodes[node] = FieldNode::new(2, 1);
+    }
+}
+
+#[test]
+fn short_union_children_in_dictionary_values_are_padded() {
+    let keys = Int8Array::from(vec![2, 0, 1, 1]);
+    let column = DictionaryArray::try_new(keys, Arc::new(union_values())).unwrap();
+    // The dictionary batch's nodes: the union, "i", "s".
+    let bytes = with_changed(&stream_of(Arc::new(column)), true, cut_number_child(1));
+    let (batch, _) = only_batch(&bytes);
+    assert_eq!(rows(&batch, "c"), ["{s=c}", "{s=a}", "{i=7}", "{i=7}"]);
+}
+
+#[test]
+fn short_union_children_in_structs_are_padded() {
+    let union: ArrayRef = Arc::new(union_values());
+    let field = Arc::new(Field::new("u", union.data_type().clone(), true));
+    let column = StructArray::from(vec![(field, union)]);
+    // The nodes: the struct, the union, "i", "s".
+    let bytes = with_batch_changed(&stream_of(Arc::new(column)), cut_number_child(2));
+    let (batch, _) = only_batch(&bytes);
+    assert_eq!(
+        rows(&batch, "c"),
+        ["{u: {s=a}}", "{u: {i=7}}", "{u: {s=c}}"]
+    );
+}
+
+#[test]
+fn a_short_struct_child_of_a_union_is_padded_with_its_fields() {
+    // Rows select "t", "n", "t", "n": struct child "t" can end at row 2.
+    let t = StructArray::from(vec![(
+        Arc::new(Field::new("x", DataType::Utf8, true)),
+        Arc::new(StringArray::from(vec![Some("a"), None, Some("b"), None])) as ArrayRef,
+    )]);
+    let fields = UnionFields::try_new(
+        [0, 1],
+        [
+            Field::new("t", t.data_type().clone(), true),
+            Field::new("n", DataType::Int32, true),
+        ],
+    )
+    .unwrap();
+    let children: Vec<ArrayRef> = vec![
+        Arc::new(t),
+        Arc::new(Int32Array::from(vec![None, Some(1), None, Some(2)])),
+    ];
+    let union = UnionArray::try_new(fields, vec![0, 1, 0, 1].into(), None, children).unwrap();
+    // The nodes: the union, "t", "x", "n".
+    let bytes = with_batch_changed(&stream_of(Arc::new(union)), |nodes, _, _| {
+        assert_eq!((nodes[1].length(), nodes[2].length()), (4, 4));
+        nodes[1] = FieldNode::new(3, 0);
+        nodes[2] = FieldNode::new(3, 1);
+    });
+    let (batch, _) = only_batch(&bytes);
+    assert_eq!(
+        rows(&batch, "c"),
+        ["{t={x: a}}", "{n=1}", "{t={x: b}}", "{n=2}"]
+    );
+}
+
+#[test]
+fn a_union_in_a_short_union_child_is_refused() {
+    let inner: ArrayRef = Arc::new(union_values());
+    let fields = UnionFields::try_new(
+        [0, 1],
+        [
+            Field::new("v", inner.data_type().clone(), true),
+            Field::new("n", DataType::Int32, true),
+        ],
+    )
+    .unwrap();
+    let children: Vec<ArrayRef> =
+        vec![inner, Arc::new(Int32Array::from(vec![None, None, Some(1)]))];
+    let union = UnionArray::try_new(fields, vec![0, 0, 1].into(), None, children).unwrap();
+    // The nodes: the union, "v", its "i" and "s", then "n".
+    let bytes = with_batch_changed(&stream_of(Arc::new(union)), |nodes, _, _| {
+        nodes[1] = FieldNode::new(2, 0);
+    });
+    assert_eq!(
+        decode(&bytes).unwrap_err(),
+        "invalid IPC stream: field \"v\" is a union or run-end encoded field in a short \
+         sparse union child, expected other types there"
+    );
+}
+
+#[test]
+fn a_padded_body_is_held_to_max_decompressed_bytes() {
+    let limits = ReadLimits {
+        max_decompressed_bytes: ARROW_JS_UNION_BODY + 8 + 23,
+        ..ReadLimits::default()
+    };
+    let mut decoder = StreamDecoder::new(limits);
+    let error = decoder.push(&peer_stream("arrowjs_sparse_union.arrows"));
+    assert_eq!(
+        error.unwrap_err().to_string(),
+        format!(
+            "body padded for a sparse union's short children of {} bytes exceeds \
+             maxDecompressedBytes = {} bytes",
+            ARROW_JS_UNION_BODY + 8 + 24,
+            ARROW_JS_UNION_BODY + 8 + 23
+        )
+    );
+}
+
+/// The messages of a stream, each with its prefix and body; the end-of-stream marker last.
+fn messages(bytes: &[u8]) -> Vec<&[u8]> {
+    let mut out = Vec::new();
+    let mut at = 0;
+    while at < bytes.len() {
+        let len = i32::from_le_bytes(bytes[at + 4..at + 8].try_into().unwrap()) as usize;
+        let metadata = &bytes[at + 8..at + 8 + len];
+        let body = match len {
+            0 => 0,
+            _ => arrow_ipc::root_as_message(metadata).unwrap().bodyLength() as usize,
+        };
+        out.push(&bytes[at..at + 8 + len + body]);
+        at += 8 + len + body;
+    }
+    out
+}
+
+#[test]
+fn padded_bodies_of_one_push_share_its_budget() {
+    let bytes = peer_stream("arrowjs_sparse_union.arrows");
+    let [schema, batch, end] = messages(&bytes)[..] else {
+        panic!("expected a schema, a batch and the end-of-stream marker");
+    };
+    let twice = [schema, batch, batch, end].concat();
+    let padded = ARROW_JS_UNION_BODY + 8 + 24;
+    // Room for one padded body: the second is refused, with the budget named, at its
+    // first padded buffer (the body, then a byte of bitmap).
+    let mut decoder = StreamDecoder::new(ReadLimits::default());
+    decoder.set_push_budget(Some(padded + 100));
+    assert_eq!(
+        decoder.push(&twice).unwrap_err().to_string(),
+        format!(
+            "body padded for a sparse union's short children of {} bytes exceeds the \
+             memory the reader may still use = 100 bytes",
+            ARROW_JS_UNION_BODY + 1
+        )
+    );
+    // Room for both.
+    let mut decoder = StreamDecoder::new(ReadLimits::default());
+    decoder.set_push_budget(Some(2 * padded));
+    decoder.push(&twice).unwrap();
+    assert_eq!(std::iter::from_fn(|| decoder.next_batch()).count(), 2);
 }

@@ -12,7 +12,7 @@ use arrow_data::transform::MutableArrayData;
 use arrow_ipc::MetadataVersion;
 use arrow_schema::{DataType, Field, Schema, SchemaRef};
 
-use super::{copied_outside, data_bytes, read_batch};
+use super::{data_bytes, read_batch};
 use crate::ipc::error::{QuiverError, Result};
 
 /// The fields of a dictionary batch besides its data.
@@ -42,8 +42,10 @@ impl Dictionaries {
 
     /// Decodes a dictionary batch, its header and its (uncompressed) data, replacing the
     /// values of its id or, for a delta, appending to them. The dictionaries may hold at
-    /// most `max_bytes` afterwards; a delta is refused before its values are appended.
-    /// Returns the bytes copied on the way (realigned buffers, and the appended values).
+    /// most `max_bytes` afterwards; a delta is refused before its values are appended. A
+    /// body with padded buffers after it (`repair.rs`) may hold at most `max_body` bytes.
+    /// Returns the bytes copied on the way (realigned buffers, a padded body, and the
+    /// appended values).
     ///
     /// This replaces `arrow_ipc::reader::read_dictionary`, which appends deltas with
     /// `arrow_select::concat`. That links all of arrow-select (concat, and through it the
@@ -57,7 +59,7 @@ impl Dictionaries {
         data: arrow_ipc::RecordBatch<'_>,
         schema: &SchemaRef,
         version: MetadataVersion,
-        max_bytes: u64,
+        (max_bytes, max_body): (u64, u64),
     ) -> Result<u64> {
         let id = header.id;
         // arrow-ipc finds the dictionary's field the same way.
@@ -70,8 +72,8 @@ impl Dictionaries {
         };
         let values_field = Field::new("dictionary values", value_type.as_ref().clone(), true);
         let values_schema = Arc::new(Schema::new(vec![values_field]));
-        let values = read_batch(body, data, &values_schema, &self.values, version)?;
-        let mut copied = copied_outside(&values, body);
+        let (values, mut copied) =
+            read_batch(body, data, &values_schema, &self.values, version, max_body)?;
         let values = values.column(0).to_data();
         let existing = self.values.get(&id).map(|v| v.to_data());
         let replaced = existing.as_ref().map_or(0, data_bytes);

@@ -14,7 +14,7 @@ use super::decompress::{self, Decompressor};
 use super::dictionaries::{Dictionaries, DictionaryHeader};
 use super::framing::RawMessage;
 use super::precheck::check_schema;
-use super::{check_buffers, copied_outside, fields, read_batch};
+use super::{check_buffers, fields, read_batch};
 use crate::ipc::error::{QuiverError, Result};
 use crate::ipc::limits::ReadLimits;
 use crate::ipc::stats::ReadStats;
@@ -106,9 +106,19 @@ impl MessageDecoder {
                     (&message.body, data)
                 };
                 let max_bytes = limits.limits.max_dictionary_bytes;
-                stats.bytes_copied += self
+                let copied = self
                     .dictionaries
-                    .read(body, header, data, schema, version, max_bytes)?;
+                    .read(
+                        body,
+                        header,
+                        data,
+                        schema,
+                        version,
+                        (max_bytes, limits.max_body()),
+                    )
+                    .map_err(|error| limits.blame_budget(error))?;
+                limits.charge(copied);
+                stats.bytes_copied += copied;
             }
             MessageHeader::RecordBatch => {
                 let schema = require_schema(&self.schema, "record batch")?;
@@ -124,8 +134,18 @@ impl MessageDecoder {
                 } else {
                     (&message.body, batch, 0)
                 };
-                let decoded = read_batch(body, batch, schema, self.dictionaries.by_id(), version)?;
-                stats.bytes_copied += decompressed + copied_outside(&decoded, body);
+                let dictionaries = self.dictionaries.by_id();
+                let (decoded, copied) = read_batch(
+                    body,
+                    batch,
+                    schema,
+                    dictionaries,
+                    version,
+                    limits.max_body(),
+                )
+                .map_err(|error| limits.blame_budget(error))?;
+                limits.charge(copied);
+                stats.bytes_copied += decompressed + copied;
                 stats.batches += 1;
                 self.ready.push_back((decoded, batch_metadata(fb)));
             }
@@ -164,6 +184,43 @@ pub(super) struct PushLimits {
 }
 
 impl PushLimits {
+    /// The most a body that the reader builds may hold: `maxDecompressedBytes`, or what
+    /// is left of the budget if less. A padded body (`repair.rs`) is held to it, as a
+    /// decompressed one is.
+    fn max_body(&self) -> u64 {
+        self.limits
+            .max_decompressed_bytes
+            .min(self.left.unwrap_or(u64::MAX))
+    }
+
+    /// Counts what reading a message allocated beyond its body (padded or realigned
+    /// buffers) against what is left of the budget, as decompression counts its output.
+    fn charge(&mut self, bytes: u64) {
+        if let Some(left) = &mut self.left {
+            *left = left.saturating_sub(bytes);
+        }
+    }
+
+    /// `error`, naming the budget where the budget rather than `maxDecompressedBytes` set
+    /// the bound it reports (a padded body's, `max_body`).
+    fn blame_budget(&self, error: QuiverError) -> QuiverError {
+        let max_decompressed = self.limits.max_decompressed_bytes;
+        match error {
+            QuiverError::LimitExceeded {
+                what,
+                limit: "maxDecompressedBytes",
+                found,
+                max,
+            } if self.left == Some(max) && max < max_decompressed => QuiverError::LimitExceeded {
+                what,
+                limit: "the memory the reader may still use",
+                found,
+                max,
+            },
+            other => other,
+        }
+    }
+
     /// Decompresses `batch` within `maxDecompressedBytes` and what is left of the budget.
     fn decompress<'d>(
         &mut self,

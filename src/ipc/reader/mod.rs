@@ -231,17 +231,22 @@ fn data_bytes(data: &ArrayData) -> u64 {
     (nulls + buffers) as u64 + children
 }
 
+/// Decodes a batch (a record batch, or a dictionary batch's data) from `body`, repairing
+/// what `repair.rs` repairs; a body with padded buffers after it may hold at most
+/// `max_body` bytes. Returns the batch and the bytes copied on the way: realigned buffers,
+/// and the padded body.
 fn read_batch(
     body: &Buffer,
     batch: arrow_ipc::RecordBatch<'_>,
     schema: &SchemaRef,
     dictionaries: &HashMap<i64, ArrayRef>,
     version: MetadataVersion,
-) -> Result<RecordBatch> {
+    max_body: u64,
+) -> Result<(RecordBatch, u64)> {
     if all_flat(schema) {
-        return read_flat_batch(body, batch, schema);
+        return Ok((read_flat_batch(body, batch, schema)?, 0));
     }
-    let fixes = precheck(batch, &fields(schema), version, body)?;
+    let fixes = precheck(batch, &fields(schema), version, body, max_body)?;
     let mut metadata;
     let batch = if fixes.is_empty() {
         batch
@@ -249,11 +254,15 @@ fn read_batch(
         metadata = flatbuffers::FlatBufferBuilder::new();
         fixes.apply(batch, &mut metadata)
     };
+    let padded = Buffer::from_vec(fixes.body);
+    let body = if padded.is_empty() { body } else { &padded };
     // IPC aligns buffers to 8 only, and 16-byte types (decimal128, interval) may need a
     // realigning copy; `copied_outside` makes those copies visible in the stats.
     let decoder = RecordBatchDecoder::try_new(body, batch, schema.clone(), dictionaries, &version)?
         .with_require_alignment(false);
-    Ok(decoder.read_record_batch()?)
+    let decoded = decoder.read_record_batch()?;
+    let copied = padded.len() as u64 + copied_outside(&decoded, body);
+    Ok((decoded, copied))
 }
 
 /// Bytes of the batch's buffers that do not live in `body`: copies arrow-ipc made to

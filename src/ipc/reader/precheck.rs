@@ -10,13 +10,14 @@
 //! checked by the same node and buffer checks as `flat.rs` takes each one.
 //!
 //! The walk also finds, where it passes them, the defects of real producers that
-//! `repair.rs` repairs in the metadata.
+//! `repair.rs` repairs, and pads the short children of sparse unions.
 
 use arrow_buffer::Buffer;
 use arrow_ipc::{FieldNode, MetadataVersion};
 use arrow_schema::{DataType, Field, UnionMode};
 use flatbuffers::{Follow, Vector};
 
+use super::buffer_bytes;
 use super::repair::{self, Fixes, ListValues};
 use crate::ipc::error::{QuiverError, Result};
 
@@ -51,12 +52,14 @@ pub(crate) fn check_schema(fields: &[&Field]) -> Result<()> {
 }
 
 /// Walks `fields` over the nodes and buffers of `batch` (whose body is `body`), and
-/// returns the defects of real producers found on the way that `repair.rs` repairs.
+/// returns the defects of real producers found on the way that `repair.rs` repairs. A
+/// body with padded buffers after it may hold at most `max_body` bytes.
 pub(crate) fn precheck(
     batch: arrow_ipc::RecordBatch<'_>,
     fields: &[&Field],
     version: MetadataVersion,
     body: &Buffer,
+    max_body: u64,
 ) -> Result<Fixes> {
     // The flatbuffer vectors are read in place: this runs for every batch.
     let mut walk = Walk {
@@ -68,7 +71,11 @@ pub(crate) fn precheck(
         next_variadic: 0,
         version,
         body,
-        fixes: Fixes::default(),
+        pad: 0,
+        fixes: Fixes {
+            max_body,
+            ..Fixes::default()
+        },
     };
     for (index, buffer) in walk.buffers.iter().flatten().enumerate() {
         check_aligned(index, buffer)?;
@@ -90,6 +97,8 @@ struct Walk<'a> {
     next_variadic: usize,
     version: MetadataVersion,
     body: &'a Buffer,
+    /// Null rows to add to the field walked next.
+    pad: i64,
     fixes: Fixes,
 }
 
@@ -136,8 +145,12 @@ impl Walk<'_> {
 
     fn field(&mut self, field: &Field) -> Step {
         use DataType::*;
+        let pad = std::mem::take(&mut self.pad);
         let data_type = field.data_type();
         if let RunEndEncoded(ends, values) = data_type {
+            if pad > 0 {
+                repair::pads(field)?;
+            }
             if self.node(field)?.is_none()
                 || (self.version < MetadataVersion::V5 && self.run_end_slot(field)?.is_none())
                 || self.field(ends)?.is_none()
@@ -149,6 +162,9 @@ impl Walk<'_> {
         let Some(node) = self.node(field)? else {
             return Ok(None);
         };
+        if pad > 0 {
+            self.pad_field(field, &node, pad)?;
+        }
         let step = match data_type {
             Null => Some(()),
             Utf8 | Binary => self.buffers(field, &[1, 4, 1])?,
@@ -178,6 +194,7 @@ impl Walk<'_> {
                     return Ok(None);
                 }
                 self.list_values(field, &node, child, *size)?;
+                self.pad = pad.saturating_mul(i64::from(*size));
                 self.field(child)?
             }
             Struct(children) => {
@@ -185,6 +202,7 @@ impl Walk<'_> {
                     return Ok(None);
                 }
                 for child in children {
+                    self.pad = pad;
                     if self.field(child)?.is_none() {
                         return Ok(None);
                     }
@@ -195,14 +213,21 @@ impl Walk<'_> {
                 if self.version < MetadataVersion::V5 && self.buffers(field, &[1])?.is_none() {
                     return Ok(None);
                 }
-                let len = node.length();
+                let (len, type_ids) = (node.length(), self.next_buffer);
                 if self.buffer(field, 1, len)?.is_none() {
                     return Ok(None);
                 }
                 if *mode == UnionMode::Dense && self.buffer(field, 4, len * 4)?.is_none() {
                     return Ok(None);
                 }
-                for (_, child) in children.iter() {
+                for (type_id, child) in children.iter() {
+                    if *mode == UnionMode::Sparse {
+                        let Some(short) = self.short_child(field, len, type_ids, type_id, child)?
+                        else {
+                            return Ok(None);
+                        };
+                        self.pad = short;
+                    }
                     if self.field(child)?.is_none() {
                         return Ok(None);
                     }
@@ -255,6 +280,66 @@ impl Walk<'_> {
         };
         if let Some(nulls) = repair::fixed_size_list_child_nulls(self.body, values)? {
             self.fixes.nulls.push((index, nulls));
+        }
+        Ok(())
+    }
+
+    /// The null rows to add to the child of a sparse union of `len` rows, whose node comes
+    /// next: as many as it is short of the union, if it reaches every row that selects it.
+    /// `type_ids` is the index of the union's type id buffer.
+    fn short_child(
+        &self,
+        union: &Field,
+        len: i64,
+        type_ids: usize,
+        type_id: i8,
+        child: &Field,
+    ) -> Result<Option<i64>> {
+        let (Some(node), Some(ids)) = (at(self.nodes, self.next_node), at(self.buffers, type_ids))
+        else {
+            return Ok(None);
+        };
+        let rows = node.length();
+        if rows == len {
+            return Ok(Some(0));
+        }
+        // The walk kept the type ids at least `len` long, and `check_buffers` in the body.
+        let ids = &buffer_bytes(self.body, type_ids, ids)?[..len as usize];
+        let needed = ids
+            .iter()
+            .rposition(|id| *id as i8 == type_id)
+            .map_or(0, |r| r + 1);
+        if rows < needed as i64 || rows > len {
+            return Err(QuiverError::invalid(format!(
+                "field {:?} of sparse union {:?} has {rows} rows, expected from {needed} (the \
+                 rows up to the last that selects it) to {len} (the union's)",
+                child.name(),
+                union.name()
+            )));
+        }
+        Ok(Some(len - rows))
+    }
+
+    /// Pads `field`, whose `node` was just taken and whose own buffers come next, with
+    /// `pad` null rows (`repair.rs`).
+    fn pad_field(&mut self, field: &Field, node: &FieldNode, pad: i64) -> Result<()> {
+        let index = self.next_node - 1;
+        let nulls = self.fixes.nulls_of(index).unwrap_or(node.null_count());
+        let rows = (node.length(), nulls, pad);
+        check_node(
+            field,
+            &FieldNode::new(rows.0.saturating_add(pad), nulls.saturating_add(pad)),
+        )?;
+        self.fixes.padded.push((index, pad));
+        let (count, kind) = repair::pads(field)?;
+        for i in 0..count {
+            let index = self.next_buffer + i;
+            let Some(buffer) = at(self.buffers, index) else {
+                return Ok(());
+            };
+            let kind = if i == 0 { repair::Pad::Bitmap } else { kind };
+            self.fixes
+                .pad(field, self.body, (index, buffer), kind, rows)?;
         }
         Ok(())
     }

@@ -1,7 +1,6 @@
-// Writes the streams of the JS peers' defects into this folder, and checks that apache-arrow
-// JS and flechette read them as the values below. tests/peer_defects.rs expects flechette's
-// values from Quiver, which repairs its defect (src/ipc/reader/repair.rs), and Arrow JS's
-// short sparse union children refused.
+// Writes the streams of the JS peers' defects that Quiver repairs (src/ipc/reader/repair.rs)
+// into this folder, and checks that apache-arrow JS and flechette read them as the values
+// below, which tests/peer_defects.rs expects from Quiver.
 //
 //     node tests/data/peers/write.mjs
 import assert from 'node:assert/strict';
