@@ -25,7 +25,8 @@ use arrow_ipc::FieldNode;
 use arrow_schema::{DataType, Field, Schema, SchemaRef, TimeUnit};
 use flatbuffers::{Follow, Vector};
 
-use super::precheck::{at, check_aligned, check_length, check_node};
+use super::node_checks::{check_aligned, check_length, check_node};
+use super::precheck::at;
 use super::validate::{check_offsets, check_utf8, Offset};
 use crate::ipc::error::{QuiverError, Result};
 

@@ -13,6 +13,7 @@ mod file;
 mod flat;
 mod framing;
 mod message;
+mod node_checks;
 mod precheck;
 mod repair;
 mod validate;

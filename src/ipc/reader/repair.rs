@@ -28,7 +28,7 @@ use arrow_schema::{DataType, Field};
 use flatbuffers::FlatBufferBuilder;
 
 use super::buffer_bytes;
-use super::precheck::check_length;
+use super::node_checks::check_length;
 use crate::ipc::error::{QuiverError, Result};
 
 /// What the prechecks found to repair in a batch's metadata.
