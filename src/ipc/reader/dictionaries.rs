@@ -12,6 +12,7 @@ use arrow_data::transform::MutableArrayData;
 use arrow_ipc::MetadataVersion;
 use arrow_schema::{DataType, Field, Schema, SchemaRef};
 
+use super::repair::BodyLimit;
 use super::{data_bytes, read_batch};
 use crate::ipc::error::{QuiverError, Result};
 
@@ -59,7 +60,7 @@ impl Dictionaries {
         data: arrow_ipc::RecordBatch<'_>,
         schema: &SchemaRef,
         version: MetadataVersion,
-        (max_bytes, max_body): (u64, u64),
+        (max_bytes, max_body): (u64, BodyLimit),
     ) -> Result<u64> {
         let id = header.id;
         // arrow-ipc finds the dictionary's field the same way.

@@ -14,6 +14,7 @@ use super::decompress::{self, Decompressor};
 use super::dictionaries::{Dictionaries, DictionaryHeader};
 use super::framing::RawMessage;
 use super::precheck::check_schema;
+use super::repair::BodyLimit;
 use super::{check_buffers, fields, read_batch};
 use crate::ipc::error::{QuiverError, Result};
 use crate::ipc::limits::ReadLimits;
@@ -106,17 +107,14 @@ impl MessageDecoder {
                     (&message.body, data)
                 };
                 let max_bytes = limits.limits.max_dictionary_bytes;
-                let copied = self
-                    .dictionaries
-                    .read(
-                        body,
-                        header,
-                        data,
-                        schema,
-                        version,
-                        (max_bytes, limits.max_body()),
-                    )
-                    .map_err(|error| limits.blame_budget(error))?;
+                let copied = self.dictionaries.read(
+                    body,
+                    header,
+                    data,
+                    schema,
+                    version,
+                    (max_bytes, limits.max_body()),
+                )?;
                 limits.charge(copied);
                 stats.bytes_copied += copied;
             }
@@ -142,8 +140,7 @@ impl MessageDecoder {
                     dictionaries,
                     version,
                     limits.max_body(),
-                )
-                .map_err(|error| limits.blame_budget(error))?;
+                )?;
                 limits.charge(copied);
                 stats.bytes_copied += decompressed + copied;
                 stats.batches += 1;
@@ -187,10 +184,18 @@ impl PushLimits {
     /// The most a body that the reader builds may hold: `maxDecompressedBytes`, or what
     /// is left of the budget if less. A padded body (`repair.rs`) is held to it, as a
     /// decompressed one is.
-    fn max_body(&self) -> u64 {
-        self.limits
-            .max_decompressed_bytes
-            .min(self.left.unwrap_or(u64::MAX))
+    fn max_body(&self) -> BodyLimit {
+        let max_decompressed = self.limits.max_decompressed_bytes;
+        match self.left {
+            Some(left) if left < max_decompressed => BodyLimit {
+                max: left,
+                name: "the memory the reader may still use",
+            },
+            _ => BodyLimit {
+                max: max_decompressed,
+                name: "maxDecompressedBytes",
+            },
+        }
     }
 
     /// Counts what reading a message allocated beyond its body (padded or realigned
@@ -198,26 +203,6 @@ impl PushLimits {
     fn charge(&mut self, bytes: u64) {
         if let Some(left) = &mut self.left {
             *left = left.saturating_sub(bytes);
-        }
-    }
-
-    /// `error`, naming the budget where the budget rather than `maxDecompressedBytes` set
-    /// the bound it reports (a padded body's, `max_body`).
-    fn blame_budget(&self, error: QuiverError) -> QuiverError {
-        let max_decompressed = self.limits.max_decompressed_bytes;
-        match error {
-            QuiverError::LimitExceeded {
-                what,
-                limit: "maxDecompressedBytes",
-                found,
-                max,
-            } if self.left == Some(max) && max < max_decompressed => QuiverError::LimitExceeded {
-                what,
-                limit: "the memory the reader may still use",
-                found,
-                max,
-            },
-            other => other,
         }
     }
 

@@ -37,6 +37,7 @@ use flat::{all_flat, read_flat_batch};
 use framing::Framer;
 use message::{MessageDecoder, PushLimits};
 use precheck::precheck;
+use repair::BodyLimit;
 
 /// Decodes one Arrow IPC stream, pushed in segments.
 ///
@@ -242,7 +243,7 @@ fn read_batch(
     schema: &SchemaRef,
     dictionaries: &HashMap<i64, ArrayRef>,
     version: MetadataVersion,
-    max_body: u64,
+    max_body: BodyLimit,
 ) -> Result<(RecordBatch, u64)> {
     if all_flat(schema) {
         return Ok((read_flat_batch(body, batch, schema)?, 0));

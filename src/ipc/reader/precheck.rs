@@ -19,7 +19,7 @@ use flatbuffers::{Follow, Vector};
 
 use super::buffer_bytes;
 use super::node_checks::{check_aligned, check_length, check_node};
-use super::repair::{self, Fixes, ListValues};
+use super::repair::{self, BodyLimit, Fixes, ListValues};
 use crate::ipc::error::{QuiverError, Result};
 
 /// Refuses schema parameters that arrow-rs converts with a panic (a negative fixed size).
@@ -60,7 +60,7 @@ pub(crate) fn precheck(
     fields: &[&Field],
     version: MetadataVersion,
     body: &Buffer,
-    max_body: u64,
+    max_body: BodyLimit,
 ) -> Result<Fixes> {
     // The flatbuffer vectors are read in place: this runs for every batch.
     let mut walk = Walk {

@@ -43,9 +43,16 @@ pub(super) struct Fixes {
     /// Buffers padded: the index and the padded copy's place in `body`.
     pub moved: Vec<(usize, arrow_ipc::Buffer)>,
     /// Once a buffer is padded: the message body, then the padded buffers, each from a
-    /// multiple of 8. It may hold at most `max_body` bytes.
+    /// multiple of 8, within `max_body`.
     pub body: Vec<u8>,
-    pub max_body: u64,
+    pub max_body: BodyLimit,
+}
+
+/// The most bytes a body the reader builds may hold, and the limit that sets it.
+#[derive(Clone, Copy, Default)]
+pub(super) struct BodyLimit {
+    pub max: u64,
+    pub name: &'static str,
 }
 
 impl Fixes {
@@ -119,11 +126,11 @@ impl Fixes {
         }
         let start = self.body.len().next_multiple_of(8);
         let total = start as u64 + size;
-        let max_body = self.max_body.min(isize::MAX as u64);
+        let max_body = self.max_body.max.min(isize::MAX as u64);
         if total > max_body {
             return Err(QuiverError::LimitExceeded {
                 what: "body padded for a sparse union's short children",
-                limit: "maxDecompressedBytes",
+                limit: self.max_body.name,
                 found: total,
                 max: max_body,
             });
