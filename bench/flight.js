@@ -4,7 +4,9 @@
 // attached (bench/launch.mjs). Per batch size, in interleaved rounds, the same bytes:
 // - "bare": from the bare server, in the gateway's frames: the browser's WebSocket capacity;
 // - "raw": a DoGet from the gateway, counted and dropped: the gateway's raw delivery;
-// - "decoded": the same DoGet through FlightClient.doGet.
+// - "decoded": the same DoGet through FlightClient.doGet;
+// - "bare decoded": FlightClient.doGet from the bare server: what decoding costs the page
+//   with no gateway or upstream sharing the cores.
 // With each transfer, the CPU seconds the gateway and the upstream spent during it
 // (/proc/<pid>/stat) and how busy the machine was (/proc/stat); then fetchAll over 4
 // endpoints on 4 sockets against 1.
@@ -80,7 +82,7 @@ function total(runs) {
   };
 }
 
-const MODES = ['bare', 'raw', 'decoded'];
+const MODES = ['bare', 'bareDecoded', 'raw', 'decoded'];
 
 /**
  * Runs the matrix and returns result rows; without a gateway (Node) there is nothing to
@@ -103,13 +105,17 @@ export async function runFlightBench({ quiver }, files, { flight, log = () => {}
       // The bare server records the gateway's frames for this size on its first request.
       await rawDoGet(flight.bare, `rows=${rows}&batches=1`, window);
       const ticket = `rows=${rows}&batches=${Math.ceil(volume / rounds / probe.bytes)}`;
-      const runs = { bare: [], raw: [], decoded: [] };
+      const runs = Object.fromEntries(MODES.map((mode) => [mode, []]));
       for (let round = 0; round < rounds; round++) {
-        for (const mode of [...MODES.slice(round % 3), ...MODES.slice(0, round % 3)]) {
+        for (const mode of [...MODES.slice(round), ...MODES.slice(0, round)]) {
+          // The bare server replays stream 1's frames: a client of its own per DoGet.
+          const bareClient = mode === 'bareDecoded' ? await quiver.FlightClient.connect(flight.bare) : undefined;
           runs[mode].push(await timed(flight, async () => {
             if (mode === 'decoded') return (await decodedDoGet(client, ticket)).bytes;
+            if (mode === 'bareDecoded') return (await decodedDoGet(bareClient, ticket)).bytes;
             return rawDoGet(mode === 'bare' ? flight.bare : flight.url, ticket, window);
           }));
+          bareClient?.close();
         }
       }
       for (const mode of MODES) {
@@ -150,14 +156,15 @@ export function flightTables(results, env) {
   const sizes = [...new Set(results.filter((r) => r.rows).map((r) => r.rows))];
   const pct = (x) => `${fmt(100 * x, 0)}%`;
   const body = sizes.map((rows) => {
-    const [bare, raw, dec] = MODES.map((mode) => pick(rows, mode));
-    return [rows, `${fmt(dec.batchBytes / MiB, 2)} MiB`, fmt(bare.mibPerS, 0), fmt(raw.mibPerS, 0), fmt(dec.mibPerS, 0),
-      fmt(raw.mibPerS / bare.mibPerS, 2) + '×', fmt(dec.mibPerS / raw.mibPerS, 2) + '×',
+    const [bare, bareDec, raw, dec] = MODES.map((mode) => pick(rows, mode));
+    return [rows, `${fmt(dec.batchBytes / MiB, 2)} MiB`, fmt(bare.mibPerS, 0), fmt(bareDec.mibPerS, 0), fmt(raw.mibPerS, 0),
+      fmt(dec.mibPerS, 0), fmt(raw.mibPerS / bare.mibPerS, 2) + '×', fmt(bareDec.mibPerS / bare.mibPerS, 2) + '×',
+      fmt(dec.mibPerS / raw.mibPerS, 2) + '×',
       fmt(raw.gatewayCpuPerGB, 2), fmt(dec.gatewayCpuPerGB, 2), fmt(raw.upstreamCpuPerGB, 2),
       pct(bare.machineBusy), pct(raw.machineBusy)];
   });
-  const header = ['rows/batch', 'batch', 'bare server MiB/s', 'gateway raw MiB/s', 'decoded MiB/s', 'raw ÷ bare',
-    'decoded ÷ raw', 'gateway CPU s/GB (raw)', 'gateway CPU s/GB (decoded)', 'upstream CPU s/GB (raw)',
+  const header = ['rows/batch', 'batch', 'bare server MiB/s', 'decoded from bare MiB/s', 'gateway raw MiB/s',
+    'decoded MiB/s', 'raw ÷ bare', 'decoded ÷ bare (from bare)', 'decoded ÷ raw', 'gateway CPU s/GB (raw)', 'gateway CPU s/GB (decoded)', 'upstream CPU s/GB (raw)',
     'machine busy (bare)', 'machine busy (raw)'];
   const fetch = [1, 4].map((n) => {
     const best = bestFetchAll(results, n);
