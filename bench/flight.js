@@ -86,13 +86,14 @@ const MODES = ['bare', 'bareDecoded', 'raw', 'decoded'];
 
 /**
  * Runs the matrix and returns result rows; without a gateway (Node) there is nothing to
- * run. `flight.mib` (default 1024) is the volume per batch size and mode, moved in four
- * rounds that each run every mode once, in a rotating order, so all see the same load.
+ * run. `flight.mib` (default 1024) is the volume per batch size and mode, moved in eight
+ * rounds that each run every mode once, in a rotating order, so all see the same load:
+ * rounds of 128 MiB, not 256, so that a swing in the machine's load reaches every mode.
  */
 export async function runFlightBench({ quiver }, files, { flight, log = () => {} } = {}) {
   if (!flight) return [];
   const volume = (flight.mib ?? 1024) * MiB;
-  const rounds = 4;
+  const rounds = 8;
   const client = await quiver.FlightClient.connect(flight.url);
   const first = client.doGet('rows=1&batches=1');
   const window = first.creditWindow;
@@ -107,7 +108,7 @@ export async function runFlightBench({ quiver }, files, { flight, log = () => {}
       const ticket = `rows=${rows}&batches=${Math.ceil(volume / rounds / probe.bytes)}`;
       const runs = Object.fromEntries(MODES.map((mode) => [mode, []]));
       for (let round = 0; round < rounds; round++) {
-        for (const mode of [...MODES.slice(round), ...MODES.slice(0, round)]) {
+        for (const mode of [...MODES.slice(round % MODES.length), ...MODES.slice(0, round % MODES.length)]) {
           // The bare server replays stream 1's frames: a client of its own per DoGet.
           const bareClient = mode === 'bareDecoded' ? await quiver.FlightClient.connect(flight.bare) : undefined;
           runs[mode].push(await timed(flight, async () => {
