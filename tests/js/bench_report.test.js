@@ -1,7 +1,8 @@
 // bench/report.mjs with results from several engines: each engine's ratios come from its
 // own rows, the README summary gets one row per engine, and a suite an engine failed is
 // named with its error rather than left out. Also the Flight SQL suite's table
-// (bench/flight_sql.js), which the page takes as Chromium writes it.
+// (bench/flight_sql.js), which the page takes as Chromium writes it, and the Flight suite's
+// split of the decoded gap (bench/flight.js).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
@@ -9,6 +10,7 @@ import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { flightTables } from '../../bench/flight.js';
 import { flightSqlTables } from '../../bench/flight_sql.js';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '../..');
@@ -93,4 +95,23 @@ test('the Flight SQL table has each mode\'s median and range, and the ratios', (
     + 'Chromium 156, 256 MiB, median (min–max) of 7 rounds');
   const cells = text.split('\n').at(-1).split('|').slice(1, -1).map((c) => c.trim());
   assert.deepEqual(cells, ['8000000', '400 (200–800)', '250 (125–500)', '200 (100–400)', '0.80×', '0.50×', '0.63×']);
+});
+
+/** The flight suite's rows for one batch size: MiB/s per mode, with the same CPU and load. */
+const flightRows = (rows, speeds) => Object.entries(speeds).map(([mode, mibPerS]) => ({
+  rows, batchBytes: 2 ** 20, mode, bytes: 2 ** 30, seconds: 1024 / mibPerS, mibPerS,
+  gatewayCpuPerGB: mode.startsWith('bare') ? 0 : 0.7, upstreamCpuPerGB: 0.3, machineBusy: 0.7,
+}));
+
+test('the Flight table and page split the decoded gap with the decode from the bare server', async () => {
+  const fetchAll = [1, 4].map((connections) => ({
+    mode: 'fetchAll', connections, bytes: 2 ** 29, mibPerS: 300, gatewayCpuPerGB: 0.8, machineBusy: 0.7,
+  }));
+  const flight = [...flightRows(65536, { bare: 500, bareDecoded: 450, raw: 400, decoded: 350 }), ...fetchAll];
+  const cells = flightTables(flight, 'Chromium 156').split('\n')[4].split('|').slice(1, -1).map((c) => c.trim());
+  assert.deepEqual(cells.slice(0, 9), ['65536', '1.00 MiB', '500', '450', '400', '350', '0.80×', '0.90×', '0.88×']);
+  const { page } = await report({ chromium: { env: 'Chromium 156', report: { reader: readerRows([2, 3, 4, 5]), flight }, failed: {} } });
+  const line = page.split('\n').find((l) => l.startsWith('- 65536 rows/batch: decoded'));
+  assert.match(line, /decoded 350 MiB\/s, 0\.88× the gateway's raw delivery/);
+  assert.match(line, /decoded runs at 0\.90× the 500 MiB\/s that the page receives undecoded/);
 });
