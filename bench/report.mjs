@@ -134,8 +134,8 @@ function rawGap() {
       ? `the machine's ${cores} cores were ${pct(raw.machineBusy)} busy during the raw transfers, and the gateway and its upstream `
         + `kept ${fmt(gatewayCores + upstreamCores, 2)} cores busy (gateway ${fmt(gatewayCores, 2)}, pyarrow ${fmt(upstreamCores, 2)}) `
         + 'that the bare server, which sends from memory, leaves to the browser'
-      : `the machine was ${pct(raw.machineBusy)} busy, so not CPU: the gateway waits for the upstream and for credit, `
-        + 'which the bare server does neither of';
+      : `the machine was ${pct(raw.machineBusy)} busy, so not CPU: the gateway forwards a batch only once the upstream `
+        + 'has sent all of it, where the bare server sends from memory (docs/flight-cost.md); both wait for the same credit';
     return `- ${rows} rows/batch: raw ${fmt(raw.mibPerS, 0)} MiB/s against the bare server's ${fmt(bare.mibPerS, 0)} `
       + `(${x(raw.mibPerS / bare.mibPerS)}); ${cause}.`;
   });
