@@ -82,7 +82,8 @@ function total(runs) {
   };
 }
 
-const MODES = ['bare', 'bareDecoded', 'raw', 'decoded'];
+/** The transfers per batch size, in the order of the table's columns (and of report.mjs's lines). */
+export const MODES = ['bare', 'bareDecoded', 'raw', 'decoded'];
 
 /**
  * Runs the matrix and returns result rows; without a gateway (Node) there is nothing to
@@ -165,8 +166,8 @@ export function flightTables(results, env) {
       pct(bare.machineBusy), pct(raw.machineBusy)];
   });
   const header = ['rows/batch', 'batch', 'bare server MiB/s', 'decoded from bare MiB/s', 'gateway raw MiB/s',
-    'decoded MiB/s', 'raw ÷ bare', 'decoded ÷ bare (from bare)', 'decoded ÷ raw', 'gateway CPU s/GB (raw)', 'gateway CPU s/GB (decoded)', 'upstream CPU s/GB (raw)',
-    'machine busy (bare)', 'machine busy (raw)'];
+    'decoded MiB/s', 'raw ÷ bare', 'decoded ÷ bare (from bare)', 'decoded ÷ raw', 'gateway CPU s/GB (raw)',
+    'gateway CPU s/GB (decoded)', 'upstream CPU s/GB (raw)', 'machine busy (bare)', 'machine busy (raw)'];
   const fetch = [1, 4].map((n) => {
     const best = bestFetchAll(results, n);
     return [n, fmt(best.mibPerS, 0), fmt(best.gatewayCpuPerGB, 2), pct(best.machineBusy)];

@@ -8,7 +8,7 @@ import { execFileSync } from 'node:child_process';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
 import { join } from 'node:path';
-import { bestFetchAll } from './flight.js';
+import { bestFetchAll, MODES as FLIGHT_MODES } from './flight.js';
 import { fmt } from './timing.js';
 
 const [dir, outFile, readmeFlag, readmeFile] = process.argv.slice(2);
@@ -148,7 +148,7 @@ function rawGap() {
  */
 function decodeGap() {
   return flightSizes.map((rows) => {
-    const [bare, bareDecoded, raw, decoded] = ['bare', 'bareDecoded', 'raw', 'decoded'].map((mode) => flight(mode, rows));
+    const [bare, bareDecoded, raw, decoded] = FLIGHT_MODES.map((mode) => flight(mode, rows));
     return `- ${rows} rows/batch: decoded ${fmt(decoded.mibPerS, 0)} MiB/s, ${x(decoded.mibPerS / raw.mibPerS)} the gateway's raw `
       + `delivery. From the bare server, with no gateway or upstream on the cores, decoded runs at `
       + `${x(bareDecoded.mibPerS / bare.mibPerS)} the ${fmt(bare.mibPerS, 0)} MiB/s that the page receives undecoded: `
