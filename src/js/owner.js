@@ -21,6 +21,14 @@ export function keepAlive(view, owner) {
   return view;
 }
 
+/**
+ * A batch's or table's token, made with `freed` so that a freed token keeps its shape:
+ * the getters' `token.freed` read then sees one shape, not two, once any batch was freed.
+ */
+export function newToken() {
+  return { freed: false };
+}
+
 /** Sets `token.freed` (called by Rust when a batch or table is dropped). */
 export function markFreed(token) {
   token.freed = true;

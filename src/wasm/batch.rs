@@ -53,6 +53,10 @@ extern "C" {
     /// `Reflect::set`, which would make the key's JS string from UTF-8 on every drop.
     #[wasm_bindgen(js_name = markFreed)]
     fn mark_token_freed(token: &Object);
+
+    /// A token whose `freed` is false: one shape before and after it is marked.
+    #[wasm_bindgen(js_name = newToken)]
+    fn new_token() -> Object;
 }
 
 #[wasm_bindgen(module = "/src/js/dispatch.js")]
@@ -188,7 +192,7 @@ impl RecordBatch {
     }
 
     fn token(&mut self) -> Object {
-        self.token.get_or_insert_with(Object::new).clone()
+        self.token.get_or_insert_with(new_token).clone()
     }
 
     pub fn as_arrow(&self) -> &arrow_array::RecordBatch {
@@ -382,7 +386,7 @@ impl Table {
     }
 
     fn token(&mut self) -> Object {
-        self.token.get_or_insert_with(Object::new).clone()
+        self.token.get_or_insert_with(new_token).clone()
     }
 
     pub fn schema_ref(&self) -> &SchemaRef {

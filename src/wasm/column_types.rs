@@ -78,7 +78,9 @@ export interface Column<V = unknown> extends Iterable<V | null> {
    *  converted as `options` say. */
   get(i: number): V | null;
   get(i: number, options?: ValueOptions): unknown;
-  /** Whether row i holds a value; `true` without a read on a column with no bitmap. */
+  /** Whether row i holds a value: `true` on a column without nulls, else a bit of the
+   *  column's own copy of its bitmap, which answers after `free()` too. `i` is not
+   *  checked (as in flechette): pass a row. */
   isValid(i: number): boolean;
   /** Every row's value, copied into a new JS array, `null` for null slots. */
   toArray(): (V | null)[];
@@ -123,6 +125,7 @@ export interface ChunkedColumn<V = unknown> extends Iterable<V | null> {
   readonly chunks: Column<V>[];
   get(i: number): V | null;
   get(i: number, options?: ValueOptions): unknown;
+  /** As `Column.isValid`; a row out of range is a RangeError. */
   isValid(i: number): boolean;
   toArray(): (V | null)[];
   toArray(options?: ValueOptions & { typed?: false }): unknown[];
