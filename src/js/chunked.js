@@ -67,7 +67,8 @@ export class ChunkedColumn {
     const values = valueOptions(options, ['typed']);
     if (options?.typed && chunks.length > 0 && isDirect(this.type, values) && this.nullCount === 0) {
       const out = new chunks[0].values.constructor(this.length);
-      chunks.forEach((chunk, c) => out.set(chunk.values, this.#starts[c]));
+      const starts = this.#starts;
+      for (let c = 0; c < chunks.length; c++) out.set(chunks[c].values, starts[c]);
       return out;
     }
     const out = new Array(this.length);

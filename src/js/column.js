@@ -33,9 +33,6 @@ import { keepAlive, OWNER } from './owner.js';
 import { isDirect, rowReader, validReader } from './readers.js';
 import { valueOptions } from './value_options.js';
 
-// What `#valuesView` holds where there is no view yet (or none), so that the field is
-// always a typed array and the getter tests only its length.
-const NO_VIEW = new Uint8Array(0);
 const FREED = "this column's RecordBatch was freed; keep the batch (or table) alive while you read its columns";
 
 // Never detached: what a reader is built under where memory is a resizable buffer.
@@ -43,15 +40,21 @@ const RESIZABLE = new Uint8Array(1);
 // Per memory, a 1-byte view of its current buffer, which reads as empty once the memory
 // grows under a fixed-length buffer. A reader built under a probe that is still non-empty
 // reads views of the current buffer.
+// The last one asked for is kept apart, as every column asks for one when it is made.
 const probes = new WeakMap();
+let lastMemory;
+let lastProbe;
 
 function probe(memory) {
+  if (memory === lastMemory && lastProbe.length !== 0) return lastProbe;
   let view = probes.get(memory);
   if (view === undefined || view.length === 0) {
     const buffer = memory.buffer;
     view = buffer.resizable ? RESIZABLE : new Uint8Array(buffer, 0, 1);
     probes.set(memory, view);
   }
+  lastMemory = memory;
+  lastProbe = view;
   return view;
 }
 
@@ -87,7 +90,11 @@ export class Column {
   #bitmapStart;
   // The views made so far, a field each: a getter then reads one private field, not a
   // keyed lookup by name, which cost time in paired runs of a Node scan of small batches.
-  #valuesView = NO_VIEW;
+  #valuesView;
+  // The probe `#valuesView` was made under, which the getter tests for detachment: a
+  // Uint8Array, where the views are of one class per type, too many for Chromium to read
+  // their length at one site without a call.
+  #valuesProbe;
   #validityView;
   #offsetsView;
   #sizesView;
@@ -125,8 +132,8 @@ export class Column {
     this.#width = fixedWidth(field.type);
     const plain = !['Null', 'Union', 'RunEndEncoded'].includes(this.type.id);
     if (shift === 0 && length === node.length && plain) this.#nullCount = node.nullCount;
-    const values = this.#values();
-    this.#valuesView = values === undefined ? NO_VIEW : keepAlive(values, this);
+    this.#valuesProbe = probe(memory);
+    this.#valuesView = keepAlive(this.#values(), this);
     this.#allValid = plain && (node.validity === null || this.#nullCount === 0);
     if (this.#allValid) return;
     this.#bits = plain
@@ -160,11 +167,15 @@ export class Column {
   }
 
   get values() {
-    const view = this.#valuesView;
-    if (view.length !== 0 && !this.#token.freed) return view;
-    const made = this.#remade(view === NO_VIEW ? undefined : view, this.#values);
-    this.#valuesView = made ?? NO_VIEW;
-    return made;
+    if (this.#valuesProbe.length !== 0 && !this.#token.freed) return this.#valuesView;
+    return this.#valuesAgain();
+  }
+
+  /** The values view made again over the grown memory's buffer; throws if freed. */
+  #valuesAgain() {
+    if (this.#token.freed) throw new Error(FREED);
+    this.#valuesProbe = probe(this.#memory);
+    return (this.#valuesView = keepAlive(this.#values(), this));
   }
 
   #values() {
