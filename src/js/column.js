@@ -13,13 +13,14 @@
 // path that ran once stays in V8's optimized loop as a call, and that alone made a Node
 // loop over isValid about 1.4× slower.
 //
-// isValid reads that copy alone, or nothing on a column without nulls: it reads no wasm
-// memory, so it needs no freed check, and it does not check its row, as in flechette.
-// Each check measured in its body, even on a branch never taken, cost Node's loop 0.3 to
-// 1 ns a row, against flechette's 3 ns for the whole call.
+// isValid reads that copy alone, or nothing on a column without nulls. A copy, as V8 reads
+// one about 3× faster than a view of a resizable buffer, and it never detaches; and as it
+// reads no wasm memory, it needs no freed check. It does not check its row (flechette's
+// does not either): each check measured in its body, even on a branch never taken, cost
+// Node's loop 0.3 to 1 ns a row, against flechette's 3 ns for the whole call.
 //
-// Row accessors: `get`, iteration and `toArray` use a reader (readers.js) built
-// on first use and kept. A kept reader holds views, so each use first checks that the
+// Row accessors: `get`, iteration and `toArray` (but of numbers, which it copies from
+// `values`) use a reader (readers.js) built on first use and kept. A kept reader holds views, so each use first checks that the
 // batch was not freed and that memory did not grow away under it (`probe`), and builds
 // it again over fresh views if it did: a reader never reads freed or detached memory.
 // Value options (value_options.js) get readers of their own, kept per option set beside
@@ -30,7 +31,7 @@
 
 import { columnField, columnNode, fixedWidth, parseLayout } from './layout.js';
 import { keepAlive, OWNER } from './owner.js';
-import { isDirect, rowReader, validReader } from './readers.js';
+import { isDirect, rowReader, runOf, validReader } from './readers.js';
 import { valueOptions } from './value_options.js';
 
 const FREED = "this column's RecordBatch was freed; keep the batch (or table) alive while you read its columns";
@@ -138,13 +139,13 @@ export class Column {
     if (this.#allValid) return;
     this.#bits = plain
       ? bitmapCopy(this.validity, this.#bitmapStart & 7, length)
-      : bitsOf(validReader(this, this.#start), length);
+      : derivedBits(this, this.#start);
   }
 
-  // Each view getter returns its view after a few loads when it is non-empty and the
-  // batch lives: the view itself is checked rather than `memory.buffer`, a call into the
-  // engine on every read. The rest is in `#remade`, so that the getter stays small enough
-  // for engines to inline into a loop.
+  // Each view getter but `values` (which tests its probe) returns its view after a few
+  // loads when it is non-empty and the batch lives: the view itself is checked rather
+  // than `memory.buffer`, a call into the engine on every read. The rest is in `#remade`,
+  // so that the getter stays small enough for engines to inline into a loop.
 
   /** `view`, or one made again by `make` if it detached; throws if the batch was freed. */
   #remade(view, make) {
@@ -404,8 +405,8 @@ export class Column {
   }
 
   /**
-   * `(i) => isValid(i)` over the views as they are now, without the range check: use it
-   * at once, before any other call into wasm.
+   * `(i) => isValid(i)` read from the views as they are now (a parent column's reader
+   * uses it): use it at once, before any other call into wasm.
    */
   validReader() {
     if (this.#token.freed) throw new Error(FREED);
@@ -467,10 +468,29 @@ function bitmapCopy(bitmap, first, length) {
   return bits;
 }
 
-/** Which of `length` rows `valid(i)` says are valid, as a bitmap from bit 0. */
-function bitsOf(valid, length) {
+/**
+ * Which rows of a null, union or run-end encoded column are valid, as a bitmap from bit 0:
+ * none of a null column's; a union's row by row; a run-end encoded column's a run at a
+ * time, so that a long run costs no search per row.
+ */
+function derivedBits(column, start) {
+  const { length } = column;
   const bits = new Uint8Array((length + 7) >> 3);
-  for (let i = 0; i < length; i++) if (valid(i)) bits[i >> 3] |= 1 << (i & 7);
+  const set = (i) => (bits[i >> 3] |= 1 << (i & 7));
+  if (column.type.id === 'Union') {
+    const valid = validReader(column, start);
+    for (let i = 0; i < length; i++) if (valid(i)) set(i);
+  } else if (column.type.id === 'RunEndEncoded' && length > 0) {
+    const ends = column.children[0].values;
+    const valid = column.children[1].validReader();
+    for (let run = runOf(column, start)(0), i = 0; i < length; run++) {
+      const end = Math.min(Number(ends[run]) - start, length);
+      // Decoding checked that run ends increase; this stops at any that would not.
+      if (!(end > i)) break;
+      if (valid(run)) for (; i < end; i++) set(i);
+      else i = end;
+    }
+  }
   return bits;
 }
 

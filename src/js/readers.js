@@ -117,7 +117,7 @@ function unionChild(column) {
 }
 
 /** `(i) => the row of the values child that holds row i` of a run-end encoded column. */
-function runOf(column, start) {
+export function runOf(column, start) {
   const ends = column.children[0].values;
   const big = ends instanceof BigInt64Array;
   return (i) => {
