@@ -4,7 +4,7 @@ import { typeTree } from './layout.js';
 import { FILL, makeColumn, Rows } from './column.js';
 import { isDirect } from './readers.js';
 import { OWNER } from './owner.js';
-import { valueOptions } from './value_options.js';
+import { valueOptions, wantsTyped } from './value_options.js';
 
 /**
  * A column over every batch of a table (`table.getChild(name)`): `chunks` are the
@@ -61,11 +61,11 @@ export class ChunkedColumn {
     return this.chunks[c].isValid(i - this.#starts[c]);
   }
 
-  /** Every row's value in one array; `{ typed: true }` and value options as in Column.toArray. */
+  /** Every row's value in one array, typed or not and converted as in Column.toArray. */
   toArray(options) {
     const { chunks } = this;
     const values = valueOptions(options, ['typed']);
-    if (options?.typed && chunks.length > 0 && isDirect(this.type, values) && this.nullCount === 0) {
+    if (wantsTyped(options) && chunks.length > 0 && isDirect(this.type, values) && this.nullCount === 0) {
       const out = new chunks[0].values.constructor(this.length);
       const starts = this.#starts;
       for (let c = 0; c < chunks.length; c++) out.set(chunks[c].values, starts[c]);

@@ -32,7 +32,7 @@
 import { columnField, columnNode, fixedWidth, parseLayout } from './layout.js';
 import { keepAlive, OWNER } from './owner.js';
 import { isDirect, rowReader, runOf, validReader } from './readers.js';
-import { valueOptions } from './value_options.js';
+import { valueOptions, wantsTyped } from './value_options.js';
 
 const FREED = "this column's RecordBatch was freed; keep the batch (or table) alive while you read its columns";
 
@@ -344,14 +344,15 @@ export class Column {
   }
 
   /**
-   * Every row's value, copied into a new JS array; with `{ typed: true }`, into a new typed
-   * array of the values' own class instead where every row is a number or bigint as it is
-   * stored (ints, floats but float16, time, duration) and the column has no nulls.
-   * Value options (see value_options.js) convert the rows, nested values too.
+   * Every row's value, copied into a new typed array of the values' own class where every
+   * row is a number or bigint as it is stored (ints, floats but float16, time, duration)
+   * and the column has no nulls, as flechette and Arrow JS return; otherwise, or with
+   * `{ typed: false }`, into a new JS array. Value options (see value_options.js) convert
+   * the rows, nested values too.
    */
   toArray(options) {
     const values = valueOptions(options, ['typed']);
-    if (options?.typed && isDirect(this.type, values) && this.nullCount === 0) return this.values.slice();
+    if (wantsTyped(options) && isDirect(this.type, values) && this.nullCount === 0) return this.values.slice();
     return this[FILL](new Array(this.length), 0, values);
   }
 

@@ -34,3 +34,13 @@ export function valueOptions(options, extra = []) {
   if (set === undefined) interned.set(key, (set = Object.freeze({ useDate, useBigInt, useDecimal, useMap })));
   return set;
 }
+
+/**
+ * toArray's `typed` option checked: whether to copy into a typed array where the column
+ * allows one (the default), or always build a JS array (`typed: false`).
+ */
+export function wantsTyped(options) {
+  const typed = options == null || options.typed === undefined ? true : options.typed;
+  if (typeof typed !== 'boolean') throw new TypeError(`option typed must be a boolean, found ${describe(typed)}`);
+  return typed;
+}

@@ -33,6 +33,14 @@ export interface BatchLayout {
 export type ColumnValues =
   | Int8Array | Uint8Array | Int16Array | Uint16Array | Int32Array | Uint32Array
   | BigInt64Array | BigUint64Array | Float32Array | Float64Array;
+/** The typed arrays `toArray()` may return for values of type `V` (see `ToArrayOptions`):
+ *  any of them for `unknown`, none for strings, objects and the like. Written without
+ *  `unknown extends V`, which would make `table as Table<T>` fail to compile. */
+export type TypedValues<V> = V extends number
+  ? Int8Array | Uint8Array | Int16Array | Uint16Array | Int32Array | Uint32Array | Float32Array | Float64Array
+  : V extends bigint ? BigInt64Array | BigUint64Array
+  : V extends string | boolean | symbol | object | null | undefined ? never
+  : ColumnValues;
 /**
  * A row's shape for the generic `Table<T>` and `RecordBatch<T>`: each column's name and
  * the type of its values as `get(i)` returns them without options, e.g.
@@ -82,11 +90,13 @@ export interface Column<V = unknown> extends Iterable<V | null> {
    *  column's own copy of its bitmap, which answers after `free()` too. `i` is not
    *  checked (as in flechette): pass a row. */
   isValid(i: number): boolean;
-  /** Every row's value, copied into a new JS array, `null` for null slots. */
-  toArray(): (V | null)[];
-  toArray(options?: ValueOptions & { typed?: false }): unknown[];
-  /** The same, or a typed array with `{ typed: true }` (see `ToArrayOptions`). */
-  toArray(options: ToArrayOptions): unknown[] | ColumnValues;
+  /** Every row's value, copied: into a typed array where the column allows one (see
+   *  `ToArrayOptions.typed`), else into a JS array, `null` for null slots. */
+  toArray(): (V | null)[] | TypedValues<V>;
+  /** With `{ typed: false }`, always a JS array. */
+  toArray(options: { typed: false }): (V | null)[];
+  toArray(options: ValueOptions & { typed: false }): unknown[];
+  toArray(options?: ToArrayOptions): unknown[] | ColumnValues;
 }
 /**
  * How `get`, `toArray` and `table.toArray()` convert values (flechette's option names),
@@ -107,11 +117,11 @@ export interface ValueOptions {
 /** Options of `toArray`: `typed`, and the value options. */
 export interface ToArrayOptions extends ValueOptions {
   /**
-   * Copy into a typed array of the values' own class (`Float64Array`, `BigInt64Array`,
-   * ...) where every row is a number or bigint as stored (ints, float32/64, time,
-   * duration, as the value options leave them) and the column has no nulls; otherwise
-   * return the usual JS array.
-   * Default `false`: always a JS array, with `null` for null slots.
+   * Default `true`: copy into a typed array of the values' own class (`Float64Array`,
+   * `BigInt64Array`, ...) where every row is a number or bigint as stored (ints,
+   * float32/64, time, duration, as the value options leave them) and the column has no
+   * nulls, as flechette and Arrow JS return; otherwise a JS array, `null` for null slots.
+   * `false`: always a JS array.
    */
   typed?: boolean;
 }
@@ -127,8 +137,9 @@ export interface ChunkedColumn<V = unknown> extends Iterable<V | null> {
   get(i: number, options?: ValueOptions): unknown;
   /** As `Column.isValid`; a row out of range is a RangeError. */
   isValid(i: number): boolean;
-  toArray(): (V | null)[];
-  toArray(options?: ValueOptions & { typed?: false }): unknown[];
-  toArray(options: ToArrayOptions): unknown[] | ColumnValues;
+  toArray(): (V | null)[] | TypedValues<V>;
+  toArray(options: { typed: false }): (V | null)[];
+  toArray(options: ValueOptions & { typed: false }): unknown[];
+  toArray(options?: ToArrayOptions): unknown[] | ColumnValues;
 }
 "#;

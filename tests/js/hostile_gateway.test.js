@@ -232,7 +232,7 @@ test('credit is granted once every batch is consumed, even below a step: no dead
   // A window just short of the whole stream: the marker waits for a grant smaller than
   // the window, which was the grant step.
   const table = await within(client.doGet('t', { creditWindow: bytes.length - EOS_LENGTH + 4 }).readAll());
-  assert.deepEqual(table.getChild('x').toArray(), [1, 2, 3]);
+  assert.deepEqual(table.getChild('x').toArray({ typed: false }), [1, 2, 3]);
   table.free();
   client.close();
 });
@@ -283,7 +283,7 @@ test('bodies declared and never sent are held to a budget shared by all DoGets, 
 test('a gateway that keeps the protocol still reads, and the module still works', async () => {
   const client = await connect('whole');
   const table = await client.doGet('t').readAll();
-  assert.deepEqual(table.getChild('x').toArray(), [1, 2, 3]);
+  assert.deepEqual(table.getChild('x').toArray({ typed: false }), [1, 2, 3]);
   table.free();
   client.close();
   const again = quiver.tableFromIPC(stream().bytes);

@@ -145,7 +145,7 @@ export function fromJsTests({ test, assert, quiver, arrow, read }) {
     assert.equal(copied, 4000 + 125 + 4004 + utf8);
     const back = arrow.tableFromIPC(quiver.tableToIPC(batch));
     batch.free();
-    assert.deepEqual(back.getChild('names').toArray(), names.map((s) => (s === null ? null : s.replace('\ud800', '\ufffd'))));
+    assert.deepEqual(back.getChild('names').toArray({ typed: false }), names.map((s) => (s === null ? null : s.replace('\ud800', '\ufffd'))));
   });
 
   test('batchFromColumns errors name the column', () => {

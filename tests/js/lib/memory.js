@@ -59,7 +59,7 @@ export function memoryTests({ test, assert, quiver, arrow, expected, read, names
         const want = expected[name];
         batches.forEach((batch, b) => {
           columns[b].forEach((column, k) => {
-            assert.deepEqual(column.toArray(), want[b].columns[k].values, `${name} batch ${b} column ${k}`);
+            assert.deepEqual(column.toArray({ typed: false }), want[b].columns[k].values, `${name} batch ${b} column ${k}`);
             VIEWS.forEach((key, v) => {
               const view = column[key];
               const old = views[b][k][v];
@@ -76,7 +76,7 @@ export function memoryTests({ test, assert, quiver, arrow, expected, read, names
         });
         fields.forEach((_, k) => {
           const all = want.flatMap((batch) => batch.columns[k].values);
-          assert.deepEqual(table.getChild(k).toArray(), all, `${name} getChild(${k})`);
+          assert.deepEqual(table.getChild(k).toArray({ typed: false }), all, `${name} getChild(${k})`);
         });
         if (converted) {
           assert.deepEqual(arrowValues(arrow, converted, fields), arrowBefore, `${name}: toArrowJS`);
@@ -101,7 +101,7 @@ export function memoryTests({ test, assert, quiver, arrow, expected, read, names
       for (let batch = reader.nextBatch(); batch; batch = reader.nextBatch()) {
         const [i32, , str] = batch.columns();
         assert.equal(i32.values.length, 20);
-        assert.equal(str.toArray().length, 20);
+        assert.equal(str.toArray({ typed: false }).length, 20);
         quiver.toArrowJS(batch, arrow, { zeroCopy: false });
         batch.free();
         batches++;
@@ -125,7 +125,7 @@ export function memoryTests({ test, assert, quiver, arrow, expected, read, names
     for (const column of [i32, str]) {
       assert.equal(column.get(3), column === i32 ? 3 : null);
       assert.equal(column.isValid(3), column === i32);
-      assert.equal(column.toArray().length, 5);
+      assert.equal(column.toArray({ typed: false }).length, 5);
       assert.equal([...column].length, 5);
     }
     const rows = table.getChild('str');
@@ -138,7 +138,7 @@ export function memoryTests({ test, assert, quiver, arrow, expected, read, names
       assert.throws(() => column.values, freed);
       assert.throws(() => column.validity, freed);
       assert.throws(() => column.get(0), freed);
-      assert.throws(() => column.toArray(), freed);
+      assert.throws(() => column.toArray({ typed: false }), freed);
       assert.throws(() => [...column], freed);
     }
     assert.throws(() => rows.get(4), freed);
@@ -151,7 +151,7 @@ export function memoryTests({ test, assert, quiver, arrow, expected, read, names
     const table = quiver.tableFromIPC(smallStream(arrow, 2, 50));
     const i32 = table.getChild('i32');
     const [, , str] = table.batches[1].columns();
-    const want = { ints: i32.toArray(), strings: str.toArray(), valid: str.toArray().map((v) => v !== null) };
+    const want = { ints: i32.toArray({ typed: false }), strings: str.toArray({ typed: false }), valid: str.toArray({ typed: false }).map((v) => v !== null) };
     want.withOptions = want.strings;
     const read = () => ({
       ints: Array.from({ length: i32.length }, (_, i) => i32.get(i)),
@@ -169,7 +169,7 @@ export function memoryTests({ test, assert, quiver, arrow, expected, read, names
       assert.ok(quiver.memoryStats().wasmMemoryBytes > before, 'wasm memory did not grow');
       // Over a fixed-length buffer the views these accessors kept have detached by now.
       assert.deepEqual(read(), want);
-      assert.deepEqual(i32.toArray(), want.ints);
+      assert.deepEqual(i32.toArray({ typed: false }), want.ints);
       assert.deepEqual(table.toArray().map((row) => row.i32), want.ints);
     } finally {
       for (const big of bigs) big.free();
@@ -181,7 +181,7 @@ export function memoryTests({ test, assert, quiver, arrow, expected, read, names
     const table = quiver.tableFromIPC(smallStream(arrow, 1, 5));
     const [batch] = table.batches;
     const [i32, , str] = batch.columns();
-    const strValid = str.toArray().map((v) => v !== null);
+    const strValid = str.toArray({ typed: false }).map((v) => v !== null);
     assert.ok(strValid.includes(false) && strValid.includes(true));
     // Each would throw if isValid read a view of the column.
     const noGetter = () => {
@@ -225,17 +225,23 @@ export function memoryTests({ test, assert, quiver, arrow, expected, read, names
     sliced.free();
   });
 
-  test('toArray({ typed: true }) copies numbers without nulls into a typed array, and nothing else', () => {
+  test('toArray() copies numbers without nulls into a typed array, and nothing else', () => {
     const table = quiver.tableFromIPC(smallStream(arrow, 2, 5));
     const [batch] = table.batches;
     const [i32, f64, str] = batch.columns();
-    const ints = i32.toArray({ typed: true });
+    const ints = i32.toArray();
     assert.ok(ints instanceof Int32Array && ints.buffer !== i32.values.buffer, 'a copy in an Int32Array');
     assert.deepEqual(ints, Int32Array.of(0, 1, 2, 3, 4));
-    assert.deepEqual(f64.toArray({ typed: true }), Float64Array.of(0, 0.25, 0.5, 0.75, 1));
-    assert.deepEqual(str.toArray({ typed: true }), str.toArray(), 'strings stay a JS array');
-    assert.deepEqual(i32.toArray(), [0, 1, 2, 3, 4], 'a JS array by default');
-    assert.deepEqual(table.getChild('i32').toArray({ typed: true }), Int32Array.from({ length: 10 }, (_, i) => i));
+    assert.deepEqual(i32.toArray({ typed: true }), ints, 'typed: true is the default');
+    assert.deepEqual(f64.toArray(), Float64Array.of(0, 0.25, 0.5, 0.75, 1));
+    assert.deepEqual(str.toArray(), ['row 0:0', 'row 0:1', 'row 0:2', null, 'row 0:4'], 'strings stay a JS array');
+    assert.deepEqual(i32.toArray({ typed: false }), [0, 1, 2, 3, 4], 'a JS array with typed: false');
+    assert.deepEqual(table.getChild('i32').toArray(), Int32Array.from({ length: 10 }, (_, i) => i));
+    assert.deepEqual(table.getChild('i32').toArray({ typed: false }), Array.from({ length: 10 }, (_, i) => i));
+    for (const typed of ['yes', 1, null]) {
+      assert.throws(() => i32.toArray({ typed }), new RegExp(`TypeError: option typed must be a boolean, found ${typed === 'yes' ? '"yes"' : typed === 1 ? 'number' : 'null'}`));
+      assert.throws(() => table.getChild('i32').toArray({ typed }), /option typed must be a boolean/);
+    }
     batch.free();
     table.free();
   });
@@ -266,7 +272,7 @@ export function memoryTests({ test, assert, quiver, arrow, expected, read, names
   test('a freed table\'s chunked columns throw too', () => {
     const table = quiver.tableFromIPC(smallStream(arrow, 2, 5));
     const column = table.getChild('i32');
-    assert.deepEqual(column.toArray(), [0, 1, 2, 3, 4, 5, 6, 7, 8, 9]);
+    assert.deepEqual(column.toArray({ typed: false }), [0, 1, 2, 3, 4, 5, 6, 7, 8, 9]);
     table.free();
     assert.throws(() => column.get(7), /this column's RecordBatch was freed/);
   });

@@ -168,6 +168,7 @@ import {
   type Chunks,
   type ChunkedColumn,
   type Column,
+  type ColumnValues,
   type MessageSizes,
   type TypeDescriptor,
   type ValueOptions,
@@ -229,8 +230,9 @@ export function columns(table: Table): number {
       price.offsets, price.typeIds, price.dataBuffers, price.nullCount, price.field.name, price.name);
     const rows: Record<string, unknown>[] = batch.toArray();
     const asApps: ValueOptions = { useDate: true, useBigInt: false, useDecimal: 'string', useMap: true };
-    const converted: unknown[] = price.toArray(asApps);
-    total += rows.length + [...price].length + price.toArray().length + converted.length;
+    const converted: unknown[] = price.toArray({ ...asApps, typed: false });
+    const maybeTyped: unknown[] | ColumnValues = price.toArray(asApps);
+    total += rows.length + [...price].length + price.toArray().length + converted.length + maybeTyped.length;
     total += batch.toArray({ useDecimal: 'number' }).length + Number(price.get(0, asApps));
     const js: arrow.RecordBatch = batch.toArrowJS(arrow, { zeroCopy: true });
     total += js.numRows;
@@ -238,7 +240,7 @@ export function columns(table: Table): number {
   }
   const chunked: ChunkedColumn = table.getChild(0);
   total += chunked.chunks.length + chunked.toArray().length + (chunked.isValid(0) ? 1 : 0);
-  total += chunked.toArray({ typed: true }).length + chunked.toArray({ typed: true, useDate: true }).length;
+  total += chunked.toArray({ typed: true }).length + chunked.toArray({ typed: false, useDate: true }).length;
   total += Number(chunked.get(0, { useBigInt: false })) + table.toArray({ useMap: true }).length;
   const copied: arrow.Table = table.toArrowJS(arrow, undefined);
   const viaFunction: arrow.Table = toArrowJS(table, arrow, { zeroCopy: false });
@@ -253,7 +255,12 @@ export async function typedRows(bytes: Uint8Array, response: Response, untyped: 
   using trades = tableFromIPC<Trade>(bytes);
   const ids: ChunkedColumn<bigint> = trades.getChild('id');
   const id: bigint | null = ids.get(0);
+  const idValues: (bigint | null)[] | BigInt64Array | BigUint64Array = ids.toArray();
+  const idList: (bigint | null)[] = ids.toArray({ typed: false });
+  // Strings are never a typed array.
   const symbols: (string | null)[] = trades.getChild('symbol').toArray();
+  // @ts-expect-error: by default, bigints may come as a typed array.
+  const notAlwaysList: (bigint | null)[] = ids.toArray();
   const rows: Trade[] = trades.toArray();
   const first: Trade | undefined = trades.batches[0]?.toArray()[0];
   const prices: Column<number> | undefined = trades.batches[0]?.column('price');
@@ -273,7 +280,7 @@ export async function typedRows(bytes: Uint8Array, response: Response, untyped: 
   // A table from elsewhere is typed with a cast.
   const cast = untyped as Table<Trade>;
   const castIds: ChunkedColumn<bigint> = cast.getChild('id');
-  console.log(id, symbols, first, price, wrong, converted, byIndex, loose, castIds);
+  console.log(id, idValues, idList, notAlwaysList, symbols, first, price, wrong, converted, byIndex, loose, castIds);
   return rows.length + fetchedRows.length;
 }
 
