@@ -13,11 +13,12 @@
 // path that ran once stays in V8's optimized loop as a call, and that alone made a Node
 // loop over isValid about 1.4× slower.
 //
-// isValid reads that copy alone, or nothing on a column without nulls. A copy, as V8 reads
-// one about 3× faster than a view of a resizable buffer, and it never detaches; and as it
-// reads no wasm memory, it needs no freed check. It does not check its row (flechette's
-// does not either): each check measured in its body, even on a branch never taken, cost
-// Node's loop 0.3 to 1 ns a row, against flechette's 3 ns for the whole call.
+// isValid tests a bit of that copy and nothing else; a column without nulls reads a
+// shared bitmap of ones instead, so that no column needs a branch of its own. A copy, as
+// V8 reads one about 3× faster than a view of a resizable buffer, and it never detaches;
+// and as it reads no wasm memory, it needs no freed check. It does not check its row
+// (flechette's does not either): each check measured in its body, even on a branch never
+// taken, cost Node's loop 0.3 to 1 ns a row, against flechette's 3 ns for the whole call.
 //
 // Row accessors: `get`, iteration and `toArray` (but of numbers, which it copies from
 // `values`) use a reader (readers.js) built on first use and kept. A kept reader holds views, so each use first checks that the
@@ -109,9 +110,10 @@ export class Column {
   #readProbe;
   // Per value option set (interned by valueOptions), its reader and probe: made on first use.
   #optionReads;
-  // isValid's own state: `#allValid` when no row is null; else `#bits`, which rows are
-  // valid, row 0 at bit 0 and the bits past the last row clear: a copy of the bitmap, or
-  // for a union, run-end encoded or null column what its children's bitmaps say.
+  // Which rows are valid, row 0 at bit 0: `#allValid` when no row is null, and `#bits`
+  // then the shared ones (`allValid`); else a copy of the bitmap with the bits past the
+  // last row clear, or for a union, run-end encoded or null column what its children's
+  // bitmaps say.
   #allValid;
   #bits;
 
@@ -136,10 +138,9 @@ export class Column {
     this.#valuesProbe = probe(memory);
     this.#valuesView = keepAlive(this.#values(), this);
     this.#allValid = plain && (node.validity === null || this.#nullCount === 0);
-    if (this.#allValid) return;
-    this.#bits = plain
-      ? bitmapCopy(this.validity, this.#bitmapStart & 7, length)
-      : derivedBits(this, this.#start);
+    if (this.#allValid) this.#bits = allValid(length);
+    else if (plain) this.#bits = bitmapCopy(this.validity, this.#bitmapStart & 7, length);
+    else this.#bits = derivedBits(this, this.#start);
   }
 
   // Each view getter but `values` (which tests its probe) returns its view after a few
@@ -312,13 +313,11 @@ export class Column {
   }
 
   /**
-   * Whether row `i` holds a value: `true` on a column without nulls, else a bit of the
-   * column's own copy of its bitmap. `i` is not checked: pass a row.
+   * Whether row `i` holds a value: a bit of the column's own copy of its bitmap, or of
+   * ones on a column without nulls. `i` is not checked: pass a row.
    */
   isValid(i) {
-    if (this.#allValid) return true;
-    const bits = this.#bits;
-    return ((bits[i >> 3] >> (i & 7)) & 1) === 1;
+    return (this.#bits[i >> 3] & (1 << (i & 7))) !== 0;
   }
 
   /**
@@ -449,6 +448,15 @@ export class Rows {
   [Symbol.iterator]() {
     return this;
   }
+}
+
+// Ones for every column without nulls, as long as the longest such column so far.
+let ones = new Uint8Array(0);
+
+/** A bitmap of at least `length` bits, every one set: shared, never to be written. */
+function allValid(length) {
+  if (ones.length * 8 < length) ones = new Uint8Array(Math.max(1024, (length + 7) >> 3)).fill(0xff);
+  return ones;
 }
 
 /**
