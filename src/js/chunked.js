@@ -15,6 +15,9 @@ export class ChunkedColumn {
   // read in order, so the next one is most often in the same chunk.
   #starts;
   #last = 0;
+  // Whether any row is null, worked out on the first typed toArray(): the chunks' counts
+  // never change, and summing them on every call cost a small chunk's copy as much again.
+  #hasNulls;
 
   constructor(chunks, field) {
     this.chunks = chunks;
@@ -65,7 +68,7 @@ export class ChunkedColumn {
   toArray(options) {
     const { chunks } = this;
     const values = valueOptions(options, ['typed']);
-    if (wantsTyped(options) && chunks.length > 0 && isDirect(this.type, values) && this.nullCount === 0) {
+    if (wantsTyped(options) && chunks.length > 0 && isDirect(this.type, values) && !(this.#hasNulls ??= this.nullCount > 0)) {
       const out = new chunks[0].values.constructor(this.length);
       const starts = this.#starts;
       for (let c = 0; c < chunks.length; c++) out.set(chunks[c].values, starts[c]);

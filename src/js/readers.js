@@ -26,8 +26,29 @@
 // valueOptions returns: undefined for the defaults.
 
 const utf8 = new TextDecoder();
-/** TextDecoder refuses views of a resizable buffer, so those are copied first. */
-const decode = (bytes) => utf8.decode(bytes.buffer.resizable ? bytes.slice() : bytes);
+// Strings up to this many bytes are tried as ASCII in JS first (see `text`).
+const SHORT_STRING = 32;
+// The char codes of the string being read, reused from one string to the next.
+const codes = [];
+
+/**
+ * Bytes `start` to `end` of `bytes` as a string. A short ASCII string is read in JS: a
+ * TextDecoder call costs more than the loop (about 2.5× for 16 bytes in Chromium), and
+ * refuses views of a resizable buffer, so that it must be given a copy there.
+ */
+function text(bytes, start, end) {
+  if (end - start <= SHORT_STRING) {
+    codes.length = end - start;
+    let bits = 0;
+    for (let k = start; k < end; k++) {
+      const byte = bytes[k];
+      bits |= byte;
+      codes[k - start] = byte;
+    }
+    if (bits < 0x80) return String.fromCharCode.apply(null, codes);
+  }
+  return utf8.decode(bytes.buffer.resizable ? bytes.slice(start, end) : bytes.subarray(start, end));
+}
 
 /** Bit `i` of a bitmap. */
 const bit = (bytes, i) => (bytes[i >> 3] >> (i & 7)) & 1;
@@ -170,10 +191,11 @@ function valueReader(column, start, options) {
       return bytesReader(values, column.offsets, type.id === 'Utf8');
     case 'LargeUtf8': case 'LargeBinary': {
       const offsets = column.offsets;
-      const text = type.id === 'LargeUtf8';
+      const isText = type.id === 'LargeUtf8';
       return (i) => {
-        const bytes = values.subarray(Number(offsets[i]), Number(offsets[i + 1]));
-        return text ? decode(bytes) : bytes.slice();
+        const start = Number(offsets[i]);
+        const end = Number(offsets[i + 1]);
+        return isText ? text(values, start, end) : values.slice(start, end);
       };
     }
     case 'Utf8View': case 'BinaryView':
@@ -269,22 +291,19 @@ function intervalReader(values, unit) {
 }
 
 /** Utf8/Binary with int32 offsets: a copy of a row's bytes, or its string. */
-function bytesReader(values, offsets, text) {
-  if (!text) return (i) => values.slice(offsets[i], offsets[i + 1]);
-  // TextDecoder refuses views of a resizable buffer: there a copy is decoded.
-  if (values.buffer.resizable) return (i) => utf8.decode(values.slice(offsets[i], offsets[i + 1]));
-  return (i) => utf8.decode(values.subarray(offsets[i], offsets[i + 1]));
+function bytesReader(values, offsets, isText) {
+  if (!isText) return (i) => values.slice(offsets[i], offsets[i + 1]);
+  return (i) => text(values, offsets[i], offsets[i + 1]);
 }
 
 /** Utf8View/BinaryView: 16-byte views, short values inline, longer ones in `data`. */
-function viewReader(views, data, text) {
-  const bytes = new Uint8Array(views.buffer, views.byteOffset, views.byteLength);
+function viewReader(views, data, isText) {
+  const inline = new Uint8Array(views.buffer, views.byteOffset, views.byteLength);
   return (i) => {
     const size = views[4 * i];
-    const value = size <= 12
-      ? bytes.subarray(16 * i + 4, 16 * i + 4 + size)
-      : data[views[4 * i + 2]].subarray(views[4 * i + 3], views[4 * i + 3] + size);
-    return text ? decode(value) : value.slice();
+    const bytes = size <= 12 ? inline : data[views[4 * i + 2]];
+    const start = size <= 12 ? 16 * i + 4 : views[4 * i + 3];
+    return isText ? text(bytes, start, start + size) : bytes.slice(start, start + size);
   };
 }
 
