@@ -450,12 +450,16 @@ export class Rows {
   }
 }
 
-// Ones for every column without nulls, as long as the longest such column so far.
+// Ones shared by the columns without nulls, grown to the longest up to SHARED_ONES bytes;
+// a longer column gets ones of its own, which go with it, so the module keeps no more.
+const SHARED_ONES = 64 * 1024;
 let ones = new Uint8Array(0);
 
-/** A bitmap of at least `length` bits, every one set: shared, never to be written. */
+/** A bitmap of at least `length` bits, every one set, never to be written. */
 function allValid(length) {
-  if (ones.length * 8 < length) ones = new Uint8Array(Math.max(1024, (length + 7) >> 3)).fill(0xff);
+  const bytes = Math.ceil(length / 8);
+  if (bytes > SHARED_ONES) return new Uint8Array(bytes).fill(0xff);
+  if (ones.length < bytes) ones = new Uint8Array(Math.min(SHARED_ONES, Math.max(1024, 2 * bytes))).fill(0xff);
   return ones;
 }
 

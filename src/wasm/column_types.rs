@@ -93,8 +93,9 @@ export interface Column<V = unknown> extends Iterable<V | null> {
   /** Every row's value, copied: into a typed array where the column allows one (see
    *  `ToArrayOptions.typed`), else into a JS array, `null` for null slots. */
   toArray(): (V | null)[] | TypedValues<V>;
-  /** With `{ typed: false }`, always a JS array. */
-  toArray(options: { typed: false }): (V | null)[];
+  /** With `{ typed: false }`, always a JS array (of `V` where the value options are the
+   *  defaults). */
+  toArray(options: DefaultValues & { typed: false }): (V | null)[];
   toArray(options: ValueOptions & { typed: false }): unknown[];
   toArray(options?: ToArrayOptions): unknown[] | ColumnValues;
 }
@@ -113,6 +114,13 @@ export interface ValueOptions {
   useDecimal?: "bigint" | "number" | "string";
   /** Maps as `Map`. Default `false`: an array of [key, value] pairs. */
   useMap?: boolean;
+}
+/** Value options that keep every value as without options. */
+export interface DefaultValues {
+  useDate?: false;
+  useBigInt?: true;
+  useDecimal?: "bigint";
+  useMap?: false;
 }
 /** Options of `toArray`: `typed`, and the value options. */
 export interface ToArrayOptions extends ValueOptions {
@@ -138,7 +146,7 @@ export interface ChunkedColumn<V = unknown> extends Iterable<V | null> {
   /** As `Column.isValid`; a row out of range is a RangeError. */
   isValid(i: number): boolean;
   toArray(): (V | null)[] | TypedValues<V>;
-  toArray(options: { typed: false }): (V | null)[];
+  toArray(options: DefaultValues & { typed: false }): (V | null)[];
   toArray(options: ValueOptions & { typed: false }): unknown[];
   toArray(options?: ToArrayOptions): unknown[] | ColumnValues;
 }

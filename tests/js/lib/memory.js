@@ -139,6 +139,7 @@ export function memoryTests({ test, assert, quiver, arrow, expected, read, names
       assert.throws(() => column.validity, freed);
       assert.throws(() => column.get(0), freed);
       assert.throws(() => column.toArray({ typed: false }), freed);
+      assert.throws(() => column.toArray(), freed);
       assert.throws(() => [...column], freed);
     }
     assert.throws(() => rows.get(4), freed);
@@ -170,6 +171,8 @@ export function memoryTests({ test, assert, quiver, arrow, expected, read, names
       // Over a fixed-length buffer the views these accessors kept have detached by now.
       assert.deepEqual(read(), want);
       assert.deepEqual(i32.toArray({ typed: false }), want.ints);
+      assert.deepEqual(i32.toArray(), Int32Array.from(want.ints));
+      assert.deepEqual(table.getChild('i32').toArray(), Int32Array.from(want.ints));
       assert.deepEqual(table.toArray().map((row) => row.i32), want.ints);
     } finally {
       for (const big of bigs) big.free();
@@ -269,12 +272,30 @@ export function memoryTests({ test, assert, quiver, arrow, expected, read, names
     again.free();
   });
 
+  test('isValid is true on every row of a column without nulls, short or long', () => {
+    // Ones shared up to 64 KiB of bits, grown as longer columns come; longer ones own theirs.
+    const lengths = [10, 100_000, 600_000, 10];
+    const batches = lengths.map((n) => quiver.batchFromColumns({ x: new Int8Array(n) }));
+    const columns = batches.map((b) => b.column('x'));
+    for (const [k, column] of columns.entries()) {
+      assert.equal(column.nullCount, 0);
+      const rows = [0, 7, 8, lengths[k] - 1];
+      assert.deepEqual(rows.map((i) => column.isValid(i)), rows.map(() => true), `${lengths[k]} rows`);
+    }
+    assert.equal(columns[0].isValid(9), true, 'a short column still answers after longer ones');
+    for (const batch of batches) batch.free();
+  });
+
   test('a freed table\'s chunked columns throw too', () => {
     const table = quiver.tableFromIPC(smallStream(arrow, 2, 5));
     const column = table.getChild('i32');
     assert.deepEqual(column.toArray({ typed: false }), [0, 1, 2, 3, 4, 5, 6, 7, 8, 9]);
+    // The typed path, once before the free, so that what it keeps is built.
+    assert.deepEqual(column.toArray(), Int32Array.from({ length: 10 }, (_, i) => i));
     table.free();
     assert.throws(() => column.get(7), /this column's RecordBatch was freed/);
+    assert.throws(() => column.toArray(), /this column's RecordBatch was freed/);
+    assert.throws(() => column.toArray({ typed: false }), /this column's RecordBatch was freed/);
   });
 
   test('a missing column names the available ones', () => {

@@ -257,6 +257,9 @@ export async function typedRows(bytes: Uint8Array, response: Response, untyped: 
   const id: bigint | null = ids.get(0);
   const idValues: (bigint | null)[] | BigInt64Array | BigUint64Array = ids.toArray();
   const idList: (bigint | null)[] = ids.toArray({ typed: false });
+  const asNumbers = { typed: false as const, useBigInt: false };
+  // @ts-expect-error: with useBigInt: false the values are numbers, so unknown.
+  const numbersAsBigints: (bigint | null)[] = ids.toArray(asNumbers);
   // Strings are never a typed array.
   const symbols: (string | null)[] = trades.getChild('symbol').toArray();
   // @ts-expect-error: by default, bigints may come as a typed array.
@@ -280,7 +283,7 @@ export async function typedRows(bytes: Uint8Array, response: Response, untyped: 
   // A table from elsewhere is typed with a cast.
   const cast = untyped as Table<Trade>;
   const castIds: ChunkedColumn<bigint> = cast.getChild('id');
-  console.log(id, idValues, idList, notAlwaysList, symbols, first, price, wrong, converted, byIndex, loose, castIds);
+  console.log(id, idValues, idList, numbersAsBigints, notAlwaysList, symbols, first, price, wrong, converted, byIndex, loose, castIds);
   return rows.length + fetchedRows.length;
 }
 
