@@ -242,8 +242,9 @@ export function memoryTests({ test, assert, quiver, arrow, expected, read, names
     assert.deepEqual(table.getChild('i32').toArray(), Int32Array.from({ length: 10 }, (_, i) => i));
     assert.deepEqual(table.getChild('i32').toArray({ typed: false }), Array.from({ length: 10 }, (_, i) => i));
     for (const typed of ['yes', 1, null]) {
-      assert.throws(() => i32.toArray({ typed }), new RegExp(`TypeError: option typed must be a boolean, found ${typed === 'yes' ? '"yes"' : typed === 1 ? 'number' : 'null'}`));
-      assert.throws(() => table.getChild('i32').toArray({ typed }), /option typed must be a boolean/);
+      const message = `option typed must be a boolean, found ${typed === 'yes' ? '"yes"' : typed === 1 ? 'number' : 'null'}`;
+      assert.throws(() => i32.toArray({ typed }), { name: 'TypeError', message });
+      assert.throws(() => table.getChild('i32').toArray({ typed }), { name: 'TypeError', message });
     }
     batch.free();
     table.free();
