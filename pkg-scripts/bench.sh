@@ -5,7 +5,8 @@
 # flechette) in the same engine, on the same data, in the same run. The Flight SQL suite
 # runs in Chromium only, against the Flight SQL test fixture and arrow-flight's native
 # client, which bench/browser.mjs builds (CONTRIBUTING.md says what they cost). The tables
-# and results go to target/bench-results/, one <engine>.json and .md per engine;
+# and results go to target/bench-results/, one <engine>.json and .md per engine (and
+# chromium-fixed, the accessor suite over a fixed-length memory);
 # bench/report.mjs then writes docs/benchmarks.md from them (the tables, the machine, the
 # date, the commit and each target, met or not) and the README's summary. A run of some
 # suites or engines, or a quick one, writes its page to target/bench-results/benchmarks.md
@@ -73,6 +74,16 @@ for engine in ${engines//,/ }; do
   node -e "process.exit(Object.keys(require('./$out/$engine.json').failed).length)" \
     || failed_engines+=("$engine")
 done
+
+# What the resizable buffer costs Chromium's per-row reads (issue 32): the accessor suite
+# again over a fixed-length memory, which the web entry would otherwise switch to a
+# resizable one. The report sets these cells beside the resizable ones.
+if [[ ",$engines," == *,chromium,* && ",$suites," == *,accessors,* ]]; then
+  BENCH_MEMORY=fixed node bench/browser.mjs "$data" "$out/chromium-fixed.json" accessors chromium \
+    | tee "$out/chromium-fixed.md" || true
+  node -e "process.exit(Object.keys(require('./$out/chromium-fixed.json').failed).length)" \
+    || failed_engines+=("chromium (fixed-length memory)")
+fi
 
 # The reader's decode cells natively, beside the wasm figures above: the same decoder built
 # for this machine at opt-level 3 (the package is built at "s" for size), on the same files.
