@@ -109,7 +109,7 @@ export class Column {
   #offsetsView;
   #sizesView;
   #typeIdsView;
-  #dataViews = [];
+  #dataViews;
   #width;
   #children;
   #nullCount;
@@ -137,7 +137,8 @@ export class Column {
     this.#start = node.offset + shift;
     this.#bitmapStart = node.validity ? node.validity.bitOffset + shift : 0;
     this.#width = fixedWidth(field.type);
-    const plain = !['Null', 'Union', 'RunEndEncoded'].includes(this.type.id);
+    const { id } = this.type;
+    const plain = id !== 'Null' && id !== 'Union' && id !== 'RunEndEncoded';
     if (shift === 0 && length === node.length && plain) this.#nullCount = node.nullCount;
     this.#valuesProbe = probe(memory);
     this.#valuesView = keepAlive(this.#values(), this);
@@ -267,8 +268,9 @@ export class Column {
     if (this.#token.freed) throw new Error(FREED);
     const { id } = this.type;
     if (id !== 'Utf8View' && id !== 'BinaryView') return undefined;
-    return this.#node.buffers.slice(1).map((b, i) => (this.#dataViews[i] =
-      this.#remade(this.#dataViews[i], () => new Uint8Array(this.#memory.buffer, b.address, b.bytes))));
+    const views = (this.#dataViews ??= []);
+    return this.#node.buffers.slice(1).map((b, i) => (views[i] =
+      this.#remade(views[i], () => new Uint8Array(this.#memory.buffer, b.address, b.bytes))));
   }
 
   /** Child columns, row-aligned with this column for struct and sparse union. */
@@ -472,10 +474,12 @@ function onesFor(length) {
  * the last row clear: out-of-range rows read as null, whatever the padding held.
  */
 function bitmapCopy(bitmap, first, length) {
-  let bits;
-  if (first === 0) bits = bitmap.slice(0, (length + 7) >> 3);
+  // Made with `new`, not `slice`: V8 keeps an array of up to 64 bytes (512 rows) in its
+  // heap, where `slice` gives every copy a backing store of its own for the collector.
+  const bits = new Uint8Array((length + 7) >> 3);
+  // From bit 0, `bitmap` is exactly as long.
+  if (first === 0) bits.set(bitmap);
   else {
-    bits = new Uint8Array((length + 7) >> 3);
     for (let i = 0; i < length; i++) {
       const j = first + i;
       bits[i >> 3] |= ((bitmap[j >> 3] >> (j & 7)) & 1) << (i & 7);
