@@ -39,7 +39,7 @@ import { valueOptions, wantsTyped } from './value_options.js';
 // else a copy of the bitmap with the bits past the last row clear, or for a union,
 // run-end encoded or null column what its children's bitmaps say. A property under a
 // module symbol, not a private field: Node 20's V8 reads a private field more slowly, and
-// that alone made its isValid loop 6-10% slower than flechette's (bench/accessors.js);
+// that alone made its isValid loop 5–10% slower than flechette's (bench/accessors.js);
 // Chromium's reads both alike.
 const VALID_BITS = Symbol('validBits');
 
