@@ -1,6 +1,7 @@
 // bench/report.mjs with results from several engines: each engine's ratios come from its
 // own rows, the README summary gets one row per engine, and a suite an engine failed is
-// named with its error rather than left out. Also the Flight SQL suite's table
+// named with its error rather than left out; each per-row read slower than flechette is
+// listed beside its fixed-length-memory and memcpy ratios. Also the Flight SQL suite's table
 // (bench/flight_sql.js), which the page takes as Chromium writes it, and the Flight suite's
 // split of the decoded gap (bench/flight.js).
 import { test } from 'node:test';
@@ -71,6 +72,33 @@ test('a ratio that rounds onto its threshold shows the digit that decides it', a
   const line = page.split('\n').find((l) => l.includes('at least 5× faster than Arrow JS'));
   assert.match(line, /100 64k: 4\.999× ✗/);
   assert.match(line, /500 64k: 5\.00×(?! ✗)/);
+});
+
+/** Accessor rows of one size: per cell, each contender's figure. */
+const accessorRows = (rows, cells) => Object.entries(cells)
+  .flatMap(([cell, figures]) => Object.entries(figures).map(([name, ns]) => ({ rows, cell, name, ns })));
+
+test('each per-row cell slower than flechette is set beside fixed-length memory and memcpy', async () => {
+  const { page } = await report({
+    chromium: { env: 'Chromium 156', report: { accessors: accessorRows(2000, {
+      'values getter': { quiver: 4, flechette: 1 },
+      'decode + README loop': { quiver: 25, flechette: 10, memcpy: 9 },
+      'get int32': { quiver: 1, flechette: 2 },
+    }) }, failed: {} },
+    'chromium-fixed': { env: 'Chromium 156, fixed-length memory', report: { accessors: accessorRows(2000, {
+      'values getter': { quiver: 4.1, flechette: 1 },
+      'decode + README loop': { quiver: 20, flechette: 10 },
+      'get int32': { quiver: 1, flechette: 2 },
+    }) }, failed: {} },
+    node: { env: 'Node 20', report: { accessors: accessorRows(2000, { 'toArray float64': { quiver: 1.004, flechette: 1 } }) } },
+  });
+  const section = page.slice(page.indexOf('## Per-row reads slower than flechette'), page.indexOf('## Flight'));
+  assert.deepEqual(section.split('\n').filter((l) => /^\| (Chromium|Node) \|/.test(l)), [
+    '| Chromium | values getter 2000 | 4.00× | 4.10× | – |',
+    '| Chromium | decode + README loop 2000 | 2.50× | 2.00× | 0.90× |',
+    '| Node | toArray float64 2000 | 1.004× | – | – |',
+  ]);
+  assert.match(page, /^## Chromium \(fixed-length memory\)$/m);
 });
 
 /** The flightsql suite's rows: one per mode, with its median MiB/s. */
