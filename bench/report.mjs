@@ -44,7 +44,7 @@ const accessor = (run, rows, cell, name) => run.report.accessors?.find((r) => r.
 /** Quiver's time over flechette's, per accessor cell and size that both ran. */
 const accessorRatios = (run) => (run.report.accessors ?? [])
   .filter((r) => r.name === 'quiver' && accessor(run, r.rows, r.cell, 'flechette') !== undefined)
-  .map((r) => ({ label: `${r.cell} ${r.rows}`, ratio: r.ns / accessor(run, r.rows, r.cell, 'flechette') }));
+  .map((r) => ({ label: `${r.cell} ${r.rows}`, cell: r.cell, rows: r.rows, ratio: r.ns / accessor(run, r.rows, r.cell, 'flechette') }));
 const fileRead = (run, rows, name) => run.report.files?.find((r) => r.kind === 'whole' && r.rows === rows && r.name === name)?.usPerBatch;
 const flightIn = (run, mode, rows) => run.report.flight?.find((r) => r.mode === mode && r.rows === rows);
 const flightSizesIn = (run) => [...new Set((run.report.flight ?? []).filter((r) => r.rows).map((r) => r.rows))];
@@ -124,16 +124,15 @@ const targets = [
  * whole time (the copy into wasm memory that Quiver's decode cannot skip).
  */
 function missedReadRows() {
-  // Three digits where two would print 1.00×, which reads as met.
-  const ratio3 = (v) => (fmt(v, 2) === '1.00' ? `${fmt(v, 3)}×` : x(v));
+  // As in the targets: a third digit where two would round onto 1.00×.
+  const figure = (ratio) => cell('', ratio, x, (v) => v <= 1).figure;
   const rows = [];
   for (const [engine, run, fixed] of [['Chromium', chromium, chromiumFixed], ['Node', node, null]]) {
     const fixedRatios = new Map((fixed ? accessorRatios(fixed) : []).map((r) => [r.label, r.ratio]));
-    for (const { label, ratio } of accessorRatios(run).filter((r) => r.ratio > 1)) {
-      const [, cellName, size] = label.match(/^(.*) (\d+)$/);
-      const memcpy = accessor(run, Number(size), cellName, 'memcpy') / accessor(run, Number(size), cellName, 'flechette');
-      const fixedFigure = fixed ? (fixedRatios.has(label) ? ratio3(fixedRatios.get(label)) : 'n/a') : '–';
-      rows.push(`| ${engine} | ${label} | ${ratio3(ratio)} | ${fixedFigure} | ${Number.isFinite(memcpy) ? x(memcpy) : '–'} |`);
+    for (const { label, cell: name, rows: size, ratio } of accessorRatios(run).filter((r) => r.ratio > 1)) {
+      const memcpy = accessor(run, size, name, 'memcpy') / accessor(run, size, name, 'flechette');
+      const fixedFigure = fixed ? (fixedRatios.has(label) ? figure(fixedRatios.get(label)) : 'n/a') : '–';
+      rows.push(`| ${engine} | ${label} | ${figure(ratio)} | ${fixedFigure} | ${Number.isFinite(memcpy) ? x(memcpy) : '–'} |`);
     }
   }
   if (rows.length === 0) return [];
