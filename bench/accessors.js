@@ -7,7 +7,7 @@
 // 200,000 rows (all 200 batches at 100 rows), so that a slow contender's round stays
 // short; the README loop decodes all 200:
 //   isValid       chunk.isValid(i) over every row of every batch's i32 column;
-//   values getter chunk.values[i] with the getter inside the loop, over every i32 row;
+//   values per row chunk.values[i], the property read inside the loop, over every f64 row;
 //   get int32     table column get(i) (flechette: at(i)) over every row, summing values;
 //   iteration     for (const v of column) over the i32 column;
 //   toArray X     the table column's toArray() for each column, and the nested list:
@@ -190,7 +190,7 @@ function arrowCells(arrow) {
 /** The cells: a name, the workload ('reader' or 'nested'), the method and its argument. */
 const CELLS = [
   ['isValid', 'reader', 'isValid'],
-  ['values getter', 'reader', 'values'],
+  ['values per row', 'reader', 'values'],
   ['get int32', 'reader', 'getInt32'],
   ['iteration int32', 'reader', 'iterate'],
   ['toArray int64', 'reader', 'toArray', 'id'],

@@ -110,17 +110,20 @@ else
   cp "$stage/web/quiver_bg.wasm" "$stage/node/quiver_bg.wasm"
 
   cp -r pkg-template/. "$stage/"
-  # What the entries add to the glue lives in src/js, beside the snippets it shares a
-  # module with (owner.js): wasm-bindgen ships it as a snippet of the web build, and
-  # extras.js, which both entries import, re-exports it from there. Its types are
+  # What the entries add to the glue lives in src/js, beside the snippets it shares
+  # modules with (owner.js, handed_out.js): wasm-bindgen ships it as a snippet of each
+  # build, and each entry imports its own build's through extras.js, so that the glue
+  # and the entry share one instance of each module and its state. Its types are
   # appended to both entries' declarations.
-  protocols=$(cd "$stage" && echo web/snippets/*/src/js/protocols.js)
-  if [ ! -f "$stage/$protocols" ]; then
-    echo "wasm-bindgen wrote no snippet src/js/protocols.js under $stage/web/snippets" >&2
-    exit 1
-  fi
-  printf '%s\n' "// src/js/protocols.js, as wasm-bindgen ships it in the web build." \
-    "export * from './$protocols';" > "$stage/extras.js"
+  for build in web node; do
+    protocols=$(cd "$stage/$build" && echo snippets/*/src/js/protocols.js)
+    if [ ! -f "$stage/$build/$protocols" ]; then
+      echo "wasm-bindgen wrote no snippet src/js/protocols.js under $stage/$build/snippets" >&2
+      exit 1
+    fi
+    printf '%s\n' "// src/js/protocols.js, as wasm-bindgen ships it in this build." \
+      "export * from './$protocols';" > "$stage/$build/extras.js"
+  done
   cat src/js/protocols.d.ts >> "$stage/web/index.d.ts"
   sed "s|'./quiver.js'|'./quiver.cjs'|g" src/js/protocols.d.ts >> "$stage/node/index.d.ts"
   # The version comes from Cargo.toml, so the crate and the package never disagree.

@@ -1,14 +1,14 @@
 // Entry of the web build: the wasm-bindgen glue, an init() that also makes wasm memory
 // resizable, and the JS protocols the glue does not generate (extras.js).
 import initGlue, * as glue from './quiver.js';
-import { addProtocols, growable } from '../extras.js';
+import { addProtocols, growable } from './extras.js';
 import { loadError } from './load-error.js';
 
 export * from './quiver.js';
 
 export const { tableFromIPCAsync } = addProtocols(glue);
 
-export { FlightError, openFile } from '../extras.js';
+export { FlightError, openFile } from './extras.js';
 
 /**
  * Loads and instantiates the wasm module; call it once before anything else. Later calls

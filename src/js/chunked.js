@@ -2,7 +2,8 @@
 
 import { typeTree } from './layout.js';
 import { FILL, makeColumn, Rows } from './column.js';
-import { isDirect } from './readers.js';
+import { RENEW, RETIRE } from './handed_out.js';
+import { isDirect, VALUES_NOW } from './readers.js';
 import { OWNER } from './owner.js';
 import { valueOptions, wantsTyped } from './value_options.js';
 
@@ -69,9 +70,9 @@ export class ChunkedColumn {
     const { chunks } = this;
     const values = valueOptions(options, ['typed']);
     if (wantsTyped(options) && chunks.length > 0 && isDirect(this.type, values) && !(this.#hasNulls ??= this.nullCount > 0)) {
-      const out = new chunks[0].values.constructor(this.length);
+      const out = new chunks[0][VALUES_NOW].constructor(this.length);
       const starts = this.#starts;
-      for (let c = 0; c < chunks.length; c++) out.set(chunks[c].values, starts[c]);
+      for (let c = 0; c < chunks.length; c++) out.set(chunks[c][VALUES_NOW], starts[c]);
       return out;
     }
     const out = new Array(this.length);
@@ -81,6 +82,14 @@ export class ChunkedColumn {
 
   [Symbol.iterator]() {
     return new Rows(this);
+  }
+
+  [RENEW]() {
+    for (const chunk of this.chunks) chunk[RENEW]();
+  }
+
+  [RETIRE]() {
+    for (const chunk of this.chunks) chunk[RETIRE]();
   }
 }
 

@@ -9,6 +9,14 @@
 // A view you keep in a variable is valid until the next call into wasm on a
 // non-resizable memory; read `column.values` again after such a call.
 //
+// `values` is a data property, not a getter, so that `column.values[i]` in a loop reads
+// as fast as flechette's: a getter's freed and growth checks stayed in V8's loop and made
+// it 2.2× (Node) to 4.2× (Chromium) slower. What a getter checked is done to the column
+// instead (handed_out.js): when memory grows, a handed-out column's `values` is made
+// again (`RENEW`), and when its batch is freed, it becomes a stand-in that throws on any
+// use (`RETIRE`). Columns never handed out (those toArray reads, children of those) may
+// keep a stale `values`, so code here reads `column[VALUES_NOW]`, which checks.
+//
 // Made with the column: its `values` view and its validity bitmap's copy. A first-use
 // path that ran once stays in V8's optimized loop as a call, and that alone made a Node
 // loop over isValid about 1.4× slower.
@@ -31,8 +39,9 @@
 // of its views keeps the column reachable.
 
 import { columnField, columnNode, fixedWidth, parseLayout } from './layout.js';
+import { RENEW, RETIRE } from './handed_out.js';
 import { keepAlive, OWNER } from './owner.js';
-import { isDirect, rowReader, runOf, validReader } from './readers.js';
+import { isDirect, rowReader, runOf, validReader, VALUES_NOW } from './readers.js';
 import { valueOptions, wantsTyped } from './value_options.js';
 
 // Which rows are valid, row 0 at bit 0: the shared ones (`onesFor`) when no row is null;
@@ -44,6 +53,18 @@ import { valueOptions, wantsTyped } from './value_options.js';
 const VALID_BITS = Symbol('validBits');
 
 const FREED = "this column's RecordBatch was freed; keep the batch (or table) alive while you read its columns";
+
+const refuseFreed = () => {
+  throw new Error(FREED);
+};
+// What `values` becomes once its batch is freed: a view of freed memory would read
+// whatever the allocator put there next, so anything done with this throws instead.
+// Assigned, not defined as a getter: defineProperty and delete each cost ~400 ns a column
+// in Node, more than a 100-row batch's loop; an assignment keeps the column's shape.
+const FREED_VALUES = new Proxy(Object.freeze({ freed: FREED }), Object.fromEntries(
+  ['get', 'set', 'has', 'ownKeys', 'getOwnPropertyDescriptor', 'defineProperty', 'deleteProperty', 'getPrototypeOf']
+    .map((trap) => [trap, refuseFreed]),
+));
 
 // Never detached: what a reader is built under where memory is a resizable buffer.
 const RESIZABLE = new Uint8Array(1);
@@ -98,13 +119,12 @@ export class Column {
   #node;
   #start;
   #bitmapStart;
+  // The probe `values` was made under, which tells whether it detached: a Uint8Array,
+  // where the views are of one class per type, too many for Chromium to read their
+  // length at one site without a call.
+  #valuesProbe;
   // The views made so far, a field each: a getter then reads one private field, not a
   // keyed lookup by name, which cost time in paired runs of a Node scan of small batches.
-  #valuesView;
-  // The probe `#valuesView` was made under, which the getter tests for detachment: a
-  // Uint8Array, where the views are of one class per type, too many for Chromium to read
-  // their length at one site without a call.
-  #valuesProbe;
   #validityView;
   #offsetsView;
   #sizesView;
@@ -112,6 +132,7 @@ export class Column {
   #dataViews;
   #width;
   #children;
+  #dictionary;
   #nullCount;
   // The row reader, and what it was built under (see `probe`).
   #read;
@@ -141,15 +162,15 @@ export class Column {
     const plain = id !== 'Null' && id !== 'Union' && id !== 'RunEndEncoded';
     if (shift === 0 && length === node.length && plain) this.#nullCount = node.nullCount;
     this.#valuesProbe = probe(memory);
-    this.#valuesView = keepAlive(this.#values(), this);
+    /** See the top of this file: kept right by RENEW and RETIRE, not checked on read. */
+    this.values = keepAlive(this.#values(), this);
     this.#allValid = plain && (node.validity === null || this.#nullCount === 0);
     if (this.#allValid) this[VALID_BITS] = onesFor(length);
     else if (plain) this[VALID_BITS] = bitmapCopy(this.validity, this.#bitmapStart & 7, length);
     else this[VALID_BITS] = derivedBits(this, this.#start);
   }
 
-  // Each view getter but `values` (which tests its probe) returns its view after a few
-  // loads when it is non-empty and the batch lives: the view itself is checked rather
+  // Each view getter returns its view after a few loads when it is non-empty and the batch lives: the view itself is checked rather
   // than `memory.buffer`, a call into the engine on every read. The rest is in `#remade`,
   // so that the getter stays small enough for engines to inline into a loop.
 
@@ -173,16 +194,29 @@ export class Column {
     return new Uint8Array(this.#memory.buffer, address + (first >> 3), ((first & 7) + count + 7) >> 3);
   }
 
-  get values() {
-    if (this.#valuesProbe.length !== 0 && !this.#token.freed) return this.#valuesView;
-    return this.#valuesAgain();
+  /** `values` over memory as it is now; throws if the batch was freed. */
+  get [VALUES_NOW]() {
+    if (this.#token.freed) throw new Error(FREED);
+    if (this.#valuesProbe.length === 0) this.#renewValues();
+    return this.values;
   }
 
-  /** The values view made again over the grown memory's buffer; throws if freed. */
-  #valuesAgain() {
-    if (this.#token.freed) throw new Error(FREED);
+  [RENEW]() {
+    if (this.#token.freed) return;
+    if (this.#valuesProbe.length === 0) this.#renewValues();
+    this.#children?.forEach((child) => child[RENEW]());
+    this.#dictionary?.[RENEW]();
+  }
+
+  [RETIRE]() {
+    this.values = FREED_VALUES;
+    this.#children?.forEach((child) => child[RETIRE]());
+    this.#dictionary?.[RETIRE]();
+  }
+
+  #renewValues() {
     this.#valuesProbe = probe(this.#memory);
-    return (this.#valuesView = keepAlive(this.#values(), this));
+    this.values = keepAlive(this.#values(), this);
   }
 
   #values() {
@@ -299,7 +333,8 @@ export class Column {
   get dictionary() {
     if (this.#token.freed) throw new Error(FREED);
     if (this.type.id !== 'Dictionary') return undefined;
-    return this.#part(new Column(this.field.children[0], this.#node.children[0], this.#token, this.#memory));
+    // Kept, as RENEW and RETIRE reach it through this column.
+    return (this.#dictionary ??= this.#part(new Column(this.field.children[0], this.#node.children[0], this.#token, this.#memory)));
   }
 
   /** A column made from this one's memory, which keeps this one (and so its owner) reachable. */
@@ -357,7 +392,7 @@ export class Column {
    */
   toArray(options) {
     const values = valueOptions(options, ['typed']);
-    if (wantsTyped(options) && isDirect(this.type, values) && this.nullCount === 0) return this.values.slice();
+    if (wantsTyped(options) && isDirect(this.type, values) && this.nullCount === 0) return this[VALUES_NOW].slice();
     return this[FILL](new Array(this.length), 0, values);
   }
 
@@ -371,7 +406,7 @@ export class Column {
       return out;
     }
     // A row's value is the typed array's element: no reader call per row.
-    const values = this.values;
+    const values = this[VALUES_NOW];
     if (this.#allValid) {
       for (let i = 0; i < length; i++) out[at + i] = values[i];
       return out;
@@ -502,7 +537,7 @@ function derivedBits(column, start) {
     const valid = validReader(column, start);
     for (let i = 0; i < length; i++) if (valid(i)) set(i);
   } else if (column.type.id === 'RunEndEncoded' && length > 0) {
-    const ends = column.children[0].values;
+    const ends = column.children[0][VALUES_NOW];
     const valid = column.children[1].validReader();
     for (let run = runOf(column, start)(0), i = 0; i < length; run++) {
       const end = Math.min(Number(ends[run]) - start, length);

@@ -10,7 +10,10 @@
 // a whole small batch's decode in Node, mostly in the collector.
 //
 // Freeing: Rust sets `token.freed` when a batch or table is dropped; every column getter
-// checks it and throws rather than read freed memory.
+// checks it and throws rather than read freed memory. `values`, which is no getter, is
+// retired by the owner's free() instead (handed_out.js).
+
+import { handedOut, retire } from './handed_out.js';
 
 /** The key under which a column, or a view of wasm memory, holds what owns its memory. */
 export const OWNER = Symbol.for('quiver-arrow.owner');
@@ -38,39 +41,57 @@ export function markFreed(token) {
  * Makes what batches, tables and writer chunks hand out keep them reachable (the package
  * entries call it on the glue's classes), so that a column, or a view of wasm memory,
  * still in use after its owner was dropped never reads other data, or throws that its
- * batch was freed when nobody freed it.
+ * batch was freed when nobody freed it. A batch's or table's columns are made once per
+ * key and kept by it (handed_out.js), which its free() and memory growth then reach.
  */
 export function keepOwners({ RecordBatch, Table, Chunks }) {
-  // Each of `value` (one or an array) keeps `owner` reachable.
-  const owned = (value, owner) => {
-    for (const column of Array.isArray(value) ? value : [value]) column[OWNER] = owner;
-    return value;
-  };
   const viewsOwned = (value, chunks) => {
     for (const view of Array.isArray(value) ? value : [value]) {
       if (view.buffer.resizable) view[OWNER] = chunks;
     }
     return value;
   };
-  wrapResults(RecordBatch.prototype, ['column', 'columns'], owned);
-  // One chunked column per table and key, as a table spans many batch columns. Cached
-  // here, by the table object, so that the column holding the table does not keep it
-  // alive forever (a cache where Rust holds a reference would).
-  const getChild = Table.prototype.getChild;
-  const chunked = new WeakMap();
-  Table.prototype.getChild = function (key) {
-    let columns = chunked.get(this);
-    if (columns === undefined) chunked.set(this, (columns = new Map()));
-    let column = columns.get(key);
-    // A freed table (the glue zeroes its pointer) goes to the glue, which throws.
-    if (column === undefined || this.__wbg_ptr === 0) {
-      column = owned(getChild.call(this, key), this);
-      columns.set(key, column);
-    }
-    return column;
-  };
+  handOutOnce(RecordBatch.prototype, 'column', (key) => key);
+  handOutOnce(RecordBatch.prototype, 'columns', () => EVERY_COLUMN);
+  // One chunked column per table and key, as a table spans many batch columns.
+  handOutOnce(Table.prototype, 'getChild', (key) => key);
+  for (const { prototype } of [RecordBatch, Table]) {
+    const free = prototype.free;
+    prototype.free = function () {
+      retire(this);
+      free.call(this);
+    };
+    // The glue assigned its own free, which would not retire the columns.
+    if (Symbol.dispose) prototype[Symbol.dispose] = prototype.free;
+  }
   // Absent from the decode-only build. Outside resizable memory chunks are copies.
   if (Chunks) wrapResults(Chunks.prototype, ['chunk', 'toArray'], viewsOwned);
+}
+
+// The key under which `columns()` keeps its array.
+const EVERY_COLUMN = Symbol('everyColumn');
+
+/**
+ * Replaces method `name` of `proto`, which makes a column (or an array of them) of its
+ * object, by one that makes it once per `keyOf(key)` and keeps it with the object, each
+ * column keeping the object reachable. Kept by the object itself, where no reference
+ * from Rust would keep both alive forever.
+ */
+function handOutOnce(proto, name, keyOf) {
+  const make = proto[name];
+  proto[name] = function (key) {
+    // A freed object (the glue zeroes its pointer) goes to the glue, which throws.
+    if (this.__wbg_ptr === 0) return make.call(this, key);
+    const columns = handedOut(this);
+    let value = columns.get(keyOf(key));
+    if (value === undefined) {
+      value = make.call(this, key);
+      for (const column of Array.isArray(value) ? value : [value]) column[OWNER] = this;
+      columns.set(keyOf(key), value);
+    }
+    // An array is the caller's to change: a copy of the kept one.
+    return Array.isArray(value) ? value.slice() : value;
+  };
 }
 
 /** Replaces each method `names` of `proto` by one that returns `then(result, this)`. */

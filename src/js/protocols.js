@@ -1,6 +1,7 @@
 // What wasm-bindgen does not generate, which the web and Node entries of the package add
 // to its glue. The package's extras.js re-exports it (pkg-scripts/build.sh).
 
+import { followGrowth } from './handed_out.js';
 import { keepOwners } from './owner.js';
 import { addReaderStreams } from './reader_stream.js';
 import { writerStream } from './writer_stream.js';
@@ -17,6 +18,7 @@ export function growable(memory) {
   if (typeof memory.toResizableBuffer === 'function' && !memory.buffer.resizable) {
     memory.toResizableBuffer();
   }
+  if (memory.buffer.resizable) followGrowth();
 }
 
 /**

@@ -25,6 +25,12 @@
 // ("number" or an exact "string") and useMap (map -> Map). `options` below is what
 // valueOptions returns: undefined for the defaults.
 
+/**
+ * The key of a column's `values` as memory is now, checked: what readers read, where
+ * the `values` property of a column never handed out may be stale (see column.js).
+ */
+export const VALUES_NOW = Symbol('valuesNow');
+
 const utf8 = new TextDecoder();
 // Strings up to this many bytes are tried as ASCII in JS first (see `text`).
 const SHORT_STRING = 32;
@@ -115,7 +121,7 @@ export function rowReader(column, start, options) {
   const validity = column.validity;
   const first = column.validityBitOffset;
   if (isDirect(type, options)) {
-    const values = column.values;
+    const values = column[VALUES_NOW];
     if (validity === null) return (i) => values[i];
     return (i) => {
       const j = first + i;
@@ -139,7 +145,7 @@ function unionChild(column) {
 
 /** `(i) => the row of the values child that holds row i` of a run-end encoded column. */
 export function runOf(column, start) {
-  const ends = column.children[0].values;
+  const ends = column.children[0][VALUES_NOW];
   const big = ends instanceof BigInt64Array;
   return (i) => {
     const row = big ? BigInt(start + i) : start + i;
@@ -157,7 +163,7 @@ export function runOf(column, start) {
 /** Row i's value, read without looking at its validity. */
 function valueReader(column, start, options) {
   const { type } = column;
-  const values = column.values;
+  const values = column[VALUES_NOW];
   switch (type.id) {
     case 'Null':
       return () => null;
@@ -250,7 +256,7 @@ function listReader(column, offsets, sizes, options) {
   const [items] = column.children;
   if (column.type.id !== 'Map' && isDirect(items.type, options) && items.nullCount === 0) {
     // Items that are their elements: copied from the child's values, no call per item.
-    const itemValues = items.values;
+    const itemValues = items[VALUES_NOW];
     return (i) => {
       const first = Number(offsets[i]);
       const out = new Array(sizes === undefined ? Number(offsets[i + 1]) - first : Number(sizes[i]));

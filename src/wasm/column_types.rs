@@ -49,9 +49,9 @@ export type TypedValues<V> = V extends number
  */
 export type Row = Record<string, unknown>;
 /**
- * One column of a batch: typed-array views of wasm memory (no copy), re-derived on access
- * if memory grew. Reading any of them after the batch is freed throws. `V` is the type of
- * its values (see `Row`).
+ * One column of a batch: typed-array views of wasm memory (no copy), made again if memory
+ * grew. Reading any of them after the batch is freed throws (`values`, a plain property,
+ * then throws on any use). `V` is the type of its values (see `Row`).
  */
 export interface Column<V = unknown> extends Iterable<V | null> {
   readonly name: string;

@@ -81,12 +81,12 @@ const accessorRows = (rows, cells) => Object.entries(cells)
 test('each per-row cell slower than flechette is set beside fixed-length memory and memcpy', async () => {
   const { page } = await report({
     chromium: { env: 'Chromium 156', report: { accessors: accessorRows(2000, {
-      'values getter': { quiver: 4, flechette: 1 },
+      'values per row': { quiver: 4, flechette: 1 },
       'decode + README loop': { quiver: 25, flechette: 10, memcpy: 9 },
       'get int32': { quiver: 1, flechette: 2 },
     }) }, failed: {} },
     'chromium-fixed': { env: 'Chromium 156, fixed-length memory', report: { accessors: accessorRows(2000, {
-      'values getter': { quiver: 4.1, flechette: 1 },
+      'values per row': { quiver: 4.1, flechette: 1 },
       'decode + README loop': { quiver: 20, flechette: 10 },
       'get int32': { quiver: 1, flechette: 2 },
     }) }, failed: {} },
@@ -94,7 +94,7 @@ test('each per-row cell slower than flechette is set beside fixed-length memory 
   });
   const section = page.slice(page.indexOf('## Per-row reads slower than flechette'), page.indexOf('## Flight'));
   assert.deepEqual(section.split('\n').filter((l) => /^\| (Chromium|Node) \|/.test(l)), [
-    '| Chromium | values getter 2000 | 4.00× | 4.10× | – |',
+    '| Chromium | values per row 2000 | 4.00× | 4.10× | – |',
     '| Chromium | decode + README loop 2000 | 2.50× | 2.00× | 0.90× |',
     '| Node | toArray float64 2000 | 1.004× | – | – |',
   ]);

@@ -54,7 +54,7 @@ test('npm pack ships both builds, their types, the README and the license, and n
   assert.deepEqual(files, [
     'LICENSE',
     'README.md',
-    'extras.js',
+    'node/extras.js',
     'node/index.d.ts',
     'node/index.js',
     'node/quiver.cjs',
@@ -62,6 +62,7 @@ test('npm pack ships both builds, their types, the README and the license, and n
     'node/quiver_bg.wasm',
     'node/quiver_bg.wasm.d.ts',
     'package.json',
+    'web/extras.js',
     'web/index.d.ts',
     'web/index.js',
     'web/load-error.js',

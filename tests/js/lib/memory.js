@@ -32,6 +32,12 @@ function arrowValues(arrow, arrowTable, fields) {
 // The views of a column that a held column must hand out again after growth.
 const VIEWS = ['values', 'offsets', 'sizes'];
 
+/** A column and every column made from it (children, dictionary), depth first. */
+function columnTree(column) {
+  const dictionary = column.dictionary;
+  return [column, ...column.children.flatMap(columnTree), ...(dictionary ? columnTree(dictionary) : [])];
+}
+
 /** Registers the tests; `names` lists streams (in expected.json) to hold across growth. */
 export function memoryTests({ test, assert, quiver, arrow, expected, read, names }) {
   test('held columns and toArrowJS tables read every value right after 64 MiB of growth', async () => {
@@ -45,9 +51,12 @@ export function memoryTests({ test, assert, quiver, arrow, expected, read, names
       const convertedLater = convertible ? quiver.toArrowJS(table, arrow) : undefined;
       const batches = table.batches;
       const columns = batches.map((b) => b.columns());
+      // Children and dictionaries too: growth must reach their `values`, which no getter checks.
+      const trees = columns.map((cs) => cs.map(columnTree));
+      const treeLengths = trees.map((ts) => ts.map((t) => t.map((c) => c.values?.length)));
       const views = columns.map((cs) => cs.map((c) => VIEWS.map((key) => c[key])));
       const lengths = views.map((vs) => vs.map((v) => v.map((view) => view?.length)));
-      held.push({ name, table, fields, converted, convertedLater, batches, columns, views, lengths,
+      held.push({ name, table, fields, converted, convertedLater, batches, columns, trees, treeLengths, views, lengths,
         arrowBefore: converted && arrowValues(arrow, converted, fields) });
     }
     const before = quiver.memoryStats().wasmMemoryBytes;
@@ -55,10 +64,17 @@ export function memoryTests({ test, assert, quiver, arrow, expected, read, names
     const after = quiver.memoryStats().wasmMemoryBytes;
     assert.ok(after - before >= 64 << 20, `wasm memory grew by ${after - before} bytes only`);
     try {
-      for (const { name, table, fields, converted, convertedLater, batches, columns, views, lengths, arrowBefore } of held) {
+      for (const { name, table, fields, converted, convertedLater, batches, columns, trees, treeLengths, views, lengths, arrowBefore } of held) {
         const want = expected[name];
         batches.forEach((batch, b) => {
           columns[b].forEach((column, k) => {
+            // Before any other accessor, which could make `values` again on its own.
+            trees[b][k].forEach((part, p) => {
+              const length = treeLengths[b][k][p];
+              if (length === undefined) return;
+              assert.equal(part.values.length, length, `${name}: values.length of part ${p} of column ${k} after growth`);
+              assert.ok(part.values.buffer.byteLength >= after, `${name}: part ${p} of column ${k} kept a stale values`);
+            });
             assert.deepEqual(column.toArray({ typed: false }), want[b].columns[k].values, `${name} batch ${b} column ${k}`);
             VIEWS.forEach((key, v) => {
               const view = column[key];
@@ -135,7 +151,10 @@ export function memoryTests({ test, assert, quiver, arrow, expected, read, names
     table.free();
     const freed = { message: "this column's RecordBatch was freed; keep the batch (or table) alive while you read its columns" };
     for (const column of [i32, str]) {
-      assert.throws(() => column.values, freed);
+      // `values` is a data property: what it holds now throws on any use.
+      assert.throws(() => column.values[0], freed);
+      assert.throws(() => column.values.length, freed);
+      assert.throws(() => Array.from(column.values), freed);
       assert.throws(() => column.validity, freed);
       assert.throws(() => column.get(0), freed);
       assert.throws(() => column.toArray({ typed: false }), freed);
@@ -146,6 +165,32 @@ export function memoryTests({ test, assert, quiver, arrow, expected, read, names
     assert.throws(() => rows.toArray(), freed);
     // isValid reads no wasm memory: the column's own copy of its bitmap answers still.
     assert.deepEqual([0, 1, 2, 3, 4].map((i) => str.isValid(i)), validBefore);
+  });
+
+  test('a batch or table hands out each column once, and its free or dispose retires them', () => {
+    const freed = /RecordBatch was freed/;
+    // WebKitGTK 2.50 has no Symbol.dispose.
+    for (const release of Symbol.dispose ? ['free', Symbol.dispose] : ['free']) {
+      const table = quiver.tableFromIPC(smallStream(arrow, 2, 5));
+      const [batch] = table.batches;
+      const i32 = batch.column('i32');
+      assert.equal(batch.column('i32'), i32);
+      const columns = batch.columns();
+      assert.deepEqual(batch.columns(), columns);
+      assert.notEqual(batch.columns(), columns, 'columns() gives a new array each call');
+      columns.pop();
+      assert.equal(batch.columns().length, 3, 'changing the array changes no later call');
+      const chunked = table.getChild('f64');
+      assert.equal(table.getChild('f64'), chunked);
+      assert.equal(i32.values[4], 4);
+      assert.equal(chunked.chunks[0].values[1], 0.25);
+      batch[release]();
+      assert.throws(() => i32.values[0], freed);
+      assert.throws(() => columns[1].values.length, freed);
+      assert.equal(chunked.chunks[0].values[1], 0.25, 'the table was not freed');
+      table[release]();
+      for (const chunk of chunked.chunks) assert.throws(() => chunk.values[0], freed);
+    }
   });
 
   test('accessors used before memory grows read the right values after it', () => {
@@ -191,7 +236,7 @@ export function memoryTests({ test, assert, quiver, arrow, expected, read, names
       throw new Error('isValid read a view');
     };
     for (const column of [i32, str]) {
-      for (const view of ['validity', 'values']) Object.defineProperty(column, view, { get: noGetter });
+      for (const view of ['validity', 'values']) Object.defineProperty(column, view, { get: noGetter, configurable: true });
     }
     assert.deepEqual([0, 1, 2, 3, 4].map((i) => i32.isValid(i)), [true, true, true, true, true]);
     assert.deepEqual([0, 1, 2, 3, 4].map((i) => str.isValid(i)), strValid);
@@ -204,6 +249,7 @@ export function memoryTests({ test, assert, quiver, arrow, expected, read, names
       assert.throws(() => i32.get(bad), { name: 'RangeError', message });
       assert.throws(() => table.getChild('i32').get(bad), { name: 'RangeError', message });
     }
+    for (const column of [i32, str]) for (const view of ['validity', 'values']) delete column[view];
     batch.free();
     table.free();
   });

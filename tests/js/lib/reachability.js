@@ -84,9 +84,12 @@ export function reachabilityTests({ test, assert, quiver, arrow, gc }) {
     const column = table.getChild('x').chunks[0];
     assert.equal(column.nullCount, 0);
     table.free();
-    for (const getter of ['values', 'validity', 'offsets', 'nullCount', 'typeIds', 'dataBuffers', 'dictionary', 'children']) {
+    for (const getter of ['validity', 'offsets', 'nullCount', 'typeIds', 'dataBuffers', 'dictionary', 'children']) {
       assert.throws(() => column[getter], /RecordBatch was freed/, getter);
     }
+    // `values`, a data property, holds a stand-in that throws on any use.
+    assert.throws(() => column.values[0], /RecordBatch was freed/);
+    assert.throws(() => column.values.length, /RecordBatch was freed/);
     // The chunked column the table cached is not handed out again once it is freed.
     assert.throws(() => table.getChild('x'), /freed/);
   });
