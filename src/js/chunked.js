@@ -16,12 +16,15 @@ export class ChunkedColumn {
   // read in order, so the next one is most often in the same chunk.
   #starts;
   #last = 0;
+  // The chunks as made, which RENEW and RETIRE walk whatever a caller does to `chunks`.
+  #made;
   // Whether any row is null, worked out on the first typed toArray(): the chunks' counts
   // never change, and summing them on every call cost a small chunk's copy as much again.
   #hasNulls;
 
   constructor(chunks, field) {
     this.chunks = chunks;
+    this.#made = chunks.slice();
     this.field = field;
     this.name = field.name;
     this.type = field.type;
@@ -85,18 +88,18 @@ export class ChunkedColumn {
   }
 
   [RENEW]() {
-    for (const chunk of this.chunks) chunk[RENEW]();
+    for (const chunk of this.#made) chunk[RENEW]();
   }
 
   [RETIRE]() {
-    for (const chunk of this.chunks) chunk[RETIRE]();
+    for (const chunk of this.#made) chunk[RETIRE]();
   }
 }
 
 /**
  * Column `index` over all batch layouts of a table; `types` describes it when the table
- * has no batches. Not cached here, where Rust holds the layouts: the package entry caches
- * it per table object, which the column keeps reachable (see owner.js).
+ * has no batches. Not cached here, where Rust holds the layouts: owner.js caches it per
+ * table object, which the column keeps reachable.
  */
 export function makeChunkedColumn(layouts, types, index, token, memory) {
   const field = typeTree(types)[index];

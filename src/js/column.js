@@ -420,6 +420,12 @@ export class Column {
     return new Rows(this);
   }
 
+  /** What JSON.stringify writes: the column's description, not its `values`. */
+  toJSON() {
+    const { name, type, field, length } = this;
+    return { name, type, field, length };
+  }
+
   /**
    * The row reader for checked value `options` (undefined: the defaults), built again if
    * memory grew away from the views it holds.

@@ -42,6 +42,14 @@ export function handedOut(owner) {
   return record.columns;
 }
 
+/**
+ * Makes `values` of columns just made (one, or an array) again if memory grew before
+ * they were recorded: the call that made them still allocated after making them.
+ */
+export function renew(value) {
+  each(value, RENEW);
+}
+
 /** Retires what `owner` handed out, as it is about to be freed. */
 export function retire(owner) {
   const record = handed.get(owner);
@@ -51,13 +59,27 @@ export function retire(owner) {
   for (const value of record.columns.values()) each(value, RETIRE);
 }
 
-/** Called by Rust's allocator once memory grew: renews what every live owner handed out. */
+/**
+ * Called by Rust's allocator once memory grew: renews what every live owner handed out.
+ * It must not throw, as that would unwind the allocator mid-call: what fails (a column
+ * whose `values` a user redefined, say) is thrown later, on its own.
+ */
 export function memoryGrew() {
   for (const ref of watched) {
     const owner = ref.deref();
     const record = owner === undefined ? undefined : handed.get(owner);
     if (record === undefined) watched.delete(ref);
-    else for (const value of record.columns.values()) each(value, RENEW);
+    else {
+      for (const value of record.columns.values()) {
+        try {
+          each(value, RENEW);
+        } catch (error) {
+          queueMicrotask(() => {
+            throw error;
+          });
+        }
+      }
+    }
   }
 }
 

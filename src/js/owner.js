@@ -13,7 +13,7 @@
 // checks it and throws rather than read freed memory. `values`, which is no getter, is
 // retired by the owner's free() instead (handed_out.js).
 
-import { handedOut, retire } from './handed_out.js';
+import { handedOut, renew, retire } from './handed_out.js';
 
 /** The key under which a column, or a view of wasm memory, holds what owns its memory. */
 export const OWNER = Symbol.for('quiver-arrow.owner');
@@ -58,8 +58,11 @@ export function keepOwners({ RecordBatch, Table, Chunks }) {
   for (const { prototype } of [RecordBatch, Table]) {
     const free = prototype.free;
     prototype.free = function () {
-      retire(this);
-      free.call(this);
+      try {
+        retire(this);
+      } finally {
+        free.call(this);
+      }
     };
     // The glue assigned its own free, which would not retire the columns.
     if (Symbol.dispose) prototype[Symbol.dispose] = prototype.free;
@@ -73,9 +76,9 @@ const EVERY_COLUMN = Symbol('everyColumn');
 
 /**
  * Replaces method `name` of `proto`, which makes a column (or an array of them) of its
- * object, by one that makes it once per `keyOf(key)` and keeps it with the object, each
- * column keeping the object reachable. Kept by the object itself, where no reference
- * from Rust would keep both alive forever.
+ * object, by one that makes it once per `keyOf(key)` and keeps it for the object, each
+ * column keeping the object reachable. Kept in a WeakMap keyed by the object, not where
+ * Rust holds a reference, which would keep both alive forever.
  */
 function handOutOnce(proto, name, keyOf) {
   const make = proto[name];
@@ -87,6 +90,7 @@ function handOutOnce(proto, name, keyOf) {
     if (value === undefined) {
       value = make.call(this, key);
       for (const column of Array.isArray(value) ? value : [value]) column[OWNER] = this;
+      renew(value);
       columns.set(keyOf(key), value);
     }
     // An array is the caller's to change: a copy of the kept one.

@@ -24,6 +24,27 @@ function bigStream(arrow) {
   return arrow.tableToIPC(table, 'stream');
 }
 
+/** One batch of a struct column and a dictionary column, whose columns have parts. */
+function nestedStream(arrow) {
+  const struct = new arrow.Struct([new arrow.Field('a', new arrow.Float64())]);
+  const dictionary = new arrow.Dictionary(new arrow.Utf8(), new arrow.Int32());
+  return arrow.tableToIPC(arrow.tableFromArrays({
+    st: arrow.vectorFromArray([{ a: 1 }, { a: 2 }], struct),
+    d: arrow.vectorFromArray(['x', 'y'], dictionary),
+  }), 'stream');
+}
+
+/**
+ * Makes wasm memory grow by allocating more than it holds, in one piece; returns that
+ * batch, to free. Memory freed earlier is reused first, so a smaller one might not.
+ */
+function growMemory(quiver) {
+  const before = quiver.memoryStats().wasmMemoryBytes;
+  const batch = quiver.batchFromColumns({ fill: new Uint8Array(before) });
+  if (quiver.memoryStats().wasmMemoryBytes === before) throw new Error('wasm memory did not grow');
+  return batch;
+}
+
 /** Every column's values, normalized, of an Arrow JS table. */
 function arrowValues(arrow, arrowTable, fields) {
   return fields.map((field, k) => [...arrowTable.getChildAt(k)].map((v) => normalize(arrow, v, field)));
@@ -190,6 +211,57 @@ export function memoryTests({ test, assert, quiver, arrow, expected, read, names
       assert.equal(chunked.chunks[0].values[1], 0.25, 'the table was not freed');
       table[release]();
       for (const chunk of chunked.chunks) assert.throws(() => chunk.values[0], freed);
+    }
+  });
+
+  test('freeing a batch retires the columns made from its columns too', () => {
+    const freed = /RecordBatch was freed/;
+    const table = quiver.tableFromIPC(nestedStream(arrow));
+    const [batch] = table.batches;
+    const child = batch.column('st').children[0];
+    const dictionary = batch.column('d').dictionary;
+    assert.equal(batch.column('d').dictionary, dictionary, 'the dictionary is made once');
+    assert.deepEqual(Array.from(child.values), [1, 2]);
+    assert.ok(dictionary.values.length > 0);
+    batch.free();
+    assert.throws(() => child.values[0], freed);
+    assert.throws(() => dictionary.values[0], freed);
+    table.free();
+  });
+
+  test('memory growth remakes the values of live batches\' columns, and leaves freed ones retired', () => {
+    const table = quiver.tableFromIPC(smallStream(arrow, 2, 5));
+    const [live, gone] = table.batches;
+    const kept = live.column('f64');
+    const dropped = gone.column('f64');
+    gone.free();
+    const fill = growMemory(quiver);
+    try {
+      assert.ok(kept.values.buffer.byteLength >= quiver.memoryStats().wasmMemoryBytes, 'a stale values');
+      assert.deepEqual(Array.from(kept.values), [0, 0.25, 0.5, 0.75, 1]);
+      assert.throws(() => dropped.values[0], /RecordBatch was freed/);
+    } finally {
+      fill.free();
+      live.free();
+      table.free();
+    }
+  });
+
+  test('memory grows with room to spare: 384 MiB held a MiB at a time grows it a few times', () => {
+    // Without the reserve (a quarter of memory's size, up to 64 MiB) each allocation past
+    // what earlier tests freed would grow memory once more.
+    const held = [];
+    let growths = 0;
+    try {
+      for (let i = 0; i < 384; i++) {
+        const before = quiver.memoryStats().wasmMemoryBytes;
+        held.push(quiver.batchFromColumns({ x: new Uint8Array(1 << 20) }));
+        if (quiver.memoryStats().wasmMemoryBytes !== before) growths++;
+      }
+      assert.ok(growths >= 1, 'memory never grew: the test proves nothing');
+      assert.ok(growths <= 48, `memory grew ${growths} times`);
+    } finally {
+      for (const batch of held) batch.free();
     }
   });
 
