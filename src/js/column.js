@@ -161,18 +161,18 @@ export class Column {
     const { id } = this.type;
     const plain = id !== 'Null' && id !== 'Union' && id !== 'RunEndEncoded';
     if (shift === 0 && length === node.length && plain) this.#nullCount = node.nullCount;
-    this.#valuesProbe = probe(memory);
-    /** See the top of this file: kept right by RENEW and RETIRE, not checked on read. */
-    this.values = keepAlive(this.#values(), this);
+    // `values`: see the top of this file; kept right by RENEW and RETIRE, not checked on read.
+    this.#renewValues();
     this.#allValid = plain && (node.validity === null || this.#nullCount === 0);
     if (this.#allValid) this[VALID_BITS] = onesFor(length);
     else if (plain) this[VALID_BITS] = bitmapCopy(this.validity, this.#bitmapStart & 7, length);
     else this[VALID_BITS] = derivedBits(this, this.#start);
   }
 
-  // Each view getter returns its view after a few loads when it is non-empty and the batch lives: the view itself is checked rather
-  // than `memory.buffer`, a call into the engine on every read. The rest is in `#remade`,
-  // so that the getter stays small enough for engines to inline into a loop.
+  // Each view getter returns its view after a few loads when it is non-empty and the
+  // batch lives: the view itself is checked rather than `memory.buffer`, a call into the
+  // engine on every read. The rest is in `#remade`, so that the getter stays small enough
+  // for engines to inline into a loop.
 
   /** `view`, or one made again by `make` if it detached; throws if the batch was freed. */
   #remade(view, make) {

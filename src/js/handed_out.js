@@ -68,16 +68,17 @@ export function memoryGrew() {
   for (const ref of watched) {
     const owner = ref.deref();
     const record = owner === undefined ? undefined : handed.get(owner);
-    if (record === undefined) watched.delete(ref);
-    else {
-      for (const value of record.columns.values()) {
-        try {
-          each(value, RENEW);
-        } catch (error) {
-          queueMicrotask(() => {
-            throw error;
-          });
-        }
+    if (record === undefined) {
+      watched.delete(ref);
+      continue;
+    }
+    for (const value of record.columns.values()) {
+      try {
+        each(value, RENEW);
+      } catch (error) {
+        queueMicrotask(() => {
+          throw error;
+        });
       }
     }
   }
