@@ -33,10 +33,9 @@ const log = (line) => {
 };
 
 async function main() {
-  // ?memory=fixed (BENCH_MEMORY=fixed): the glue's own init, without the web entry's switch
-  // of wasm memory to a resizable buffer, to measure what that switch costs (issue 32).
-  if (params.get('memory') === 'fixed') await (await import('/pkg/web/quiver.js')).default();
-  else await init();
+  // ?memory=fixed (BENCH_MEMORY=fixed): `init({ resizableMemory: false })`, which leaves wasm
+  // memory a fixed-length buffer, to measure what the resizable one costs (issue 32).
+  await init({ resizableMemory: params.get('memory') !== 'fixed' });
   // The zstd-c package flavour, when browser.mjs was given one (BENCH_ZSTD_C).
   const zstdC = params.get('zstdC');
   const quiverZstdC = zstdC ? await import(`/${zstdC}/web/index.js`) : undefined;

@@ -138,9 +138,9 @@ function missedReadRows() {
   if (rows.length === 0) return [];
   return ['## Per-row reads slower than flechette', '',
     'Each #32 cell above 1×, Quiver\'s time over flechette\'s: as measured; in Chromium again',
-    'with wasm memory left a fixed-length buffer (`BENCH_MEMORY=fixed`, the Chromium',
-    '(fixed-length memory) tables below), which V8 reads faster but which detaches kept views',
-    'when memory grows; and for the README loop, one memcpy of the batch\'s bytes over',
+    'with wasm memory left a fixed-length buffer (`init({ resizableMemory: false })`, the',
+    'Chromium (fixed-length memory) tables below), which V8 reads faster but which detaches',
+    'kept views when memory grows; and for the README loop, one memcpy of the batch\'s bytes over',
     'flechette\'s whole time, the floor of the copy into wasm memory that Quiver\'s decode',
     'cannot skip.', '',
     '| engine | cell | Quiver ÷ flechette | fixed-length memory | memcpy ÷ flechette |',

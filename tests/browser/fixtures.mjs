@@ -18,6 +18,24 @@ export const PAGE_TIMEOUT_MS = 300_000;
 /** Modules that need playwright: they choose a file in an <input type=file>. */
 export const PLAYWRIGHT_ONLY = ['file_input.test.js'];
 
+/** Modules run a second time with `init({ resizableMemory: false })` (`?memory=fixed`). */
+const FIXED_MEMORY_TOO = ['memory.test.js', 'columns.test.js'];
+/** Engines whose wasm memory init() makes resizable; elsewhere it is fixed-length anyway. */
+const RESIZABLE_MEMORY = ['chromium', 'firefox'];
+
+/**
+ * The pages to open for `files` in `engine`: `{ file, query, label }`, each module once,
+ * and in an engine with resizable memory, some again over fixed-length memory.
+ */
+export function pageRuns(files, engine) {
+  const runs = files.map((file) => ({ file, query: '', label: basename(file) }));
+  if (!RESIZABLE_MEMORY.includes(engine)) return runs;
+  for (const file of files.filter((f) => FIXED_MEMORY_TOO.includes(basename(f)))) {
+    runs.push({ file, query: '&memory=fixed', label: `${basename(file)}, fixed-length memory` });
+  }
+  return runs;
+}
+
 /** The modules named in `args` (paths), or every tests/browser/*.test.js, relative to here. */
 export async function testModules(args) {
   const files = args.length > 0

@@ -114,10 +114,12 @@ function failure(error) {
 }
 
 async function run() {
-  const module = new URLSearchParams(location.search).get('module');
+  const params = new URLSearchParams(location.search);
+  const module = params.get('module');
   try {
     const { default: init } = await import('quiver-arrow');
-    await init();
+    // ?memory=fixed: the runners' second pass of some modules over fixed-length memory.
+    await init({ resizableMemory: params.get('memory') !== 'fixed' });
     await import(`./${module}`);
   } catch (error) {
     return [{ name: `load ${module}`, ok: false, ms: 0, error: failure(error) }];

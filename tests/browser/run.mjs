@@ -7,7 +7,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
 import { browserFor } from '../../bench/engines.mjs';
-import { PAGE_TIMEOUT_MS, startFixtures, testModules } from './fixtures.mjs';
+import { PAGE_TIMEOUT_MS, pageRuns, startFixtures, testModules } from './fixtures.mjs';
 import { indent, printResults } from './results.mjs';
 
 const files = await testModules(process.argv.slice(2));
@@ -28,7 +28,7 @@ const context = await chromium.launchPersistentContext(profile, {
 let passed = 0;
 let failed = 0;
 try {
-  for (const file of files) {
+  for (const { file, query, label } of pageRuns(files, 'chromium')) {
     const page = await context.newPage();
     const log = [];
     page.on('console', (m) => log.push(`[console.${m.type()}] ${m.text()}`));
@@ -43,17 +43,17 @@ try {
         await page.exposeFunction('__flightSaw', saw);
       }
       if (hostile) await page.addInitScript((base) => { window.__hostileGateway = base; }, hostile.base);
-      const url = `${server.url}tests/browser/index.html?module=${encodeURIComponent(file)}&engine=chromium`;
+      const url = `${server.url}tests/browser/index.html?module=${encodeURIComponent(file)}&engine=chromium${query}`;
       await page.goto(url);
       if (fileOnDisk && basename(file) === 'file_input.test.js') {
         await page.setInputFiles('#file-on-disk', fileOnDisk.path);
       }
       await page.waitForFunction(() => window.__quiverResults !== undefined);
-      results = await withTimeout(page.evaluate(() => window.__quiverResults), file);
+      results = await withTimeout(page.evaluate(() => window.__quiverResults), label);
     } catch (error) {
       results = [{ name: 'page', ok: false, error: { message: String(error), stack: '' } }];
     }
-    const counts = printResults(basename(file), results);
+    const counts = printResults(label, results);
     passed += counts.passed;
     failed += counts.failed;
     if (results.some((r) => !r.ok) && log.length) console.log(indent(log.join('\n')));

@@ -10,7 +10,7 @@
 import { basename } from 'node:path';
 import { browserFor } from '../../bench/engines.mjs';
 import { launch } from '../../bench/launch.mjs';
-import { PAGE_TIMEOUT_MS, PLAYWRIGHT_ONLY, startFixtures, testModules } from './fixtures.mjs';
+import { PAGE_TIMEOUT_MS, PLAYWRIGHT_ONLY, pageRuns, startFixtures, testModules } from './fixtures.mjs';
 import { printResults } from './results.mjs';
 
 const [engine, ...args] = process.argv.slice(2);
@@ -37,15 +37,15 @@ const routes = {
 let passed = 0;
 let failed = 0;
 try {
-  for (const file of files) {
-    const url = `${server.url}tests/browser/index.html?module=${encodeURIComponent(file)}&engine=${engine}`;
+  for (const { file, query, label } of pageRuns(files, engine)) {
+    const url = `${server.url}tests/browser/index.html?module=${encodeURIComponent(file)}&engine=${engine}${query}`;
     let results;
     try {
       ({ results } = await launch(browser, url, { routes, timeoutMs: PAGE_TIMEOUT_MS }));
     } catch (error) {
       results = [{ name: 'page', ok: false, error: { message: String(error.message), stack: '' } }];
     }
-    const counts = printResults(`${engine} ${basename(file)}`, results);
+    const counts = printResults(`${engine} ${label}`, results);
     passed += counts.passed;
     failed += counts.failed;
   }

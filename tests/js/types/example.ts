@@ -177,7 +177,7 @@ import {
 } from 'quiver-arrow';
 
 export function write(table: Table, module: WebAssembly.Module): Uint8Array[] {
-  initSync({ module });
+  initSync({ module, resizableMemory: false });
   const options: WriterOptions = { compression: 'zstd', zstdLevel: 3, maxChunkBytes: 1 << 16, chunkSizing: 'exact', dictionaryDeltas: true };
   const whole: Uint8Array = tableToIPC(table, options);
   using writer = StreamWriter.forTable(table, { compression: 'lz4' });
