@@ -19,11 +19,16 @@
 //   README loop   decode, then per batch `if (c.isValid(i)) sum += values[i]` over i32;
 //                 beside it, one memcpy of the same bytes into a kept buffer: the copy
 //                 into wasm memory that Quiver's decode cannot skip (wasm reads only its
-//                 own memory), where flechette reads the caller's bytes in place.
+//                 own memory), where flechette reads the caller's bytes in place;
+//   (memcpy)      beside toArray float64, the column's values copied from one plain
+//                 array into a new one: what a typed toArray() cannot go below.
 // A cell's checksum must agree across contenders, so that none skips work. Arrow JS runs
 // only the cells whose results mean the same thing (its toArray() of numbers drops the
 // nulls, its rows are proxies). Each contender's loops are its own functions, as in an
 // app that uses one library, so V8's type feedback is not shared between libraries.
+// flechette runs twice in each round ("flechette again", its own decoded tables): the
+// ratio of the two is what the run's noise makes of the same code, which tells a cell
+// where Quiver and flechette do the same work and differ by a few percent from a gap.
 import { fmt, interleavedMediansMs, table, warmUp } from './timing.js';
 
 const SIZES = [100, 2000, 8192];
@@ -205,6 +210,7 @@ const CELLS = [
 ];
 const README = 'decode + README loop';
 const MEMCPY = 'memcpy';
+const AGAIN = 'flechette again';
 const BATCHES = 200;
 const ROWS_READ = 200_000;
 
@@ -219,7 +225,12 @@ function firstBatches(arrow, bytes, rows) {
  * loop), each the median of interleaved rounds of the contenders that run the cell.
  */
 export async function runAccessorsBench({ quiver, flechette, arrow }, files, { rounds = 7, minMs = 300, log = () => {} } = {}) {
-  const contenders = [['quiver', quiverCells(quiver)], ['flechette', flechetteCells(flechette)], ['arrowjs', arrowCells(arrow)]];
+  const contenders = [
+    ['quiver', quiverCells(quiver)],
+    ['flechette', flechetteCells(flechette)],
+    ['arrowjs', arrowCells(arrow)],
+    [AGAIN, flechetteCells(flechette)],
+  ];
   const results = [];
   for (const rows of SIZES) {
     const full = files[`reader-${rows}-none`];
@@ -231,9 +242,13 @@ export async function runAccessorsBench({ quiver, flechette, arrow }, files, { r
       [README, (c) => () => c.readme(full), 'readme'],
     ];
     const scratch = new Uint8Array(full.length);
+    // toArray float64 is a copy on both sides: beside it, one copy of the same values from
+    // a single plain array into a new one, the floor of any such toArray().
+    const f64 = tables[1].reader.getChild('f64').toArray();
     for (const [cell, makeRun, method] of cells) {
       const runs = contenders.flatMap(([name, c], k) => (c[method] ? [[name, makeRun(c, k)]] : []));
       if (cell === README) runs.push([MEMCPY, () => scratch.set(full)]);
+      if (cell === 'toArray float64') runs.push([MEMCPY, () => new Float64Array(f64.length).set(f64)]);
       let expected;
       for (const [name, run] of runs) {
         if (rows === SIZES[0]) await warmUp(run, 300);
@@ -264,10 +279,11 @@ export function accessorsTables(results, env) {
   const body = [];
   for (const cell of [...CELLS.map(([c]) => c), README]) {
     for (const rows of [...new Set(results.map((r) => r.rows))]) {
-      const [q, f, a, m] = ['quiver', 'flechette', 'arrowjs', MEMCPY].map((n) => at(rows, cell, n));
-      body.push([cell, rows, fmt(q, 2), fmt(f, 2), fmt(a, 2), m === undefined ? '–' : fmt(m, 2), `${fmt(q / f, 2)}×`]);
+      const [q, f, a, m, again] = ['quiver', 'flechette', 'arrowjs', MEMCPY, AGAIN].map((n) => at(rows, cell, n));
+      const same = again === undefined ? '–' : `${fmt(again / f, 2)}×`;
+      body.push([cell, rows, fmt(q, 2), fmt(f, 2), fmt(a, 2), m === undefined ? '–' : fmt(m, 2), `${fmt(q / f, 2)}×`, same]);
     }
   }
-  return `#### Per-row accessors (ns a row; the README loop in µs a batch, beside one memcpy of the stream's bytes, which Quiver's decode must copy into wasm memory), ${env}\n\n` +
-    table([['read', 'rows/batch', 'Quiver', 'flechette', 'Arrow JS', 'memcpy', 'Quiver ÷ flechette'], ...body]);
+  return `#### Per-row accessors (ns a row; the README loop in µs a batch, beside one memcpy of the stream's bytes, which Quiver's decode must copy into wasm memory; toArray float64 beside one copy of the values into a new array; flechette timed twice, the run's noise on the same code), ${env}\n\n` +
+    table([['read', 'rows/batch', 'Quiver', 'flechette', 'Arrow JS', 'memcpy', 'Quiver ÷ flechette', 'flechette ÷ itself'], ...body]);
 }
