@@ -15,11 +15,15 @@ export interface MemoryOptions {
 /**
  * Loads and instantiates the wasm module; call it once before anything else. Later calls
  * return the same instance. With no argument it fetches `quiver_bg.wasm` next to this
- * file; `module_or_path` loads it from elsewhere.
+ * file; `module_or_path` loads it from elsewhere. The first call decides
+ * `resizableMemory`; a later one that asks for the other kind throws.
  */
 export default function init(
   options?: ({ module_or_path?: InitInput | Promise<InitInput> } & MemoryOptions) | InitInput | Promise<InitInput>,
 ): Promise<InitOutput>;
 
-/** init() for a module or bytes you already have, without a fetch: `initSync({ module })`. */
+/**
+ * init() for a module or bytes you already have, without a fetch: `initSync({ module })`,
+ * with the same `resizableMemory` option.
+ */
 export function initSync(options: ({ module: SyncInitInput } & MemoryOptions) | SyncInitInput): InitOutput;

@@ -1,5 +1,6 @@
 // Entry of the web build: the wasm-bindgen glue, an init() that also makes wasm memory
-// resizable, and the JS protocols the glue does not generate (extras.js).
+// resizable unless asked not to, and the JS protocols the glue does not generate
+// (extras.js).
 import initGlue, * as glue from './quiver.js';
 import { addProtocols, growable } from './extras.js';
 import { loadError } from './load-error.js';
@@ -10,8 +11,11 @@ export const { tableFromIPCAsync } = addProtocols(glue);
 
 export { FlightError, openFile } from './extras.js';
 
-// What the first init() or initSync() asked of memory; later calls must not ask otherwise.
+// Whether memory is to be resizable: set by the first init() or initSync() call, which
+// decides for every later one, and cleared if that call failed and no other loaded the
+// module meanwhile (the glue's initSync() does not wait for an init() in flight).
 let memoryChosen;
+let loaded = false;
 
 /**
  * Loads and instantiates the wasm module; call it once before anything else. Later calls
@@ -27,15 +31,15 @@ let memoryChosen;
  * grows.
  */
 export default async function init(options) {
-  const resizable = resizableMemory(options);
+  const deciding = chooseMemory(options);
   let exports;
   try {
     exports = await initGlue(options);
   } catch (error) {
+    if (deciding && !loaded) memoryChosen = undefined;
     throw await loadError(error, options);
   }
-  chooseMemory(exports.memory, resizable);
-  return exports;
+  return loadedWith(exports);
 }
 
 /**
@@ -43,32 +47,43 @@ export default async function init(options) {
  * with the same `resizableMemory` option.
  */
 export function initSync(options) {
-  const resizable = resizableMemory(options);
-  const exports = glue.initSync(options);
-  chooseMemory(exports.memory, resizable);
+  const deciding = chooseMemory(options);
+  let exports;
+  try {
+    exports = glue.initSync(options);
+  } catch (error) {
+    if (deciding && !loaded) memoryChosen = undefined;
+    throw error;
+  }
+  return loadedWith(exports);
+}
+
+function loadedWith(exports) {
+  loaded = true;
+  if (memoryChosen) growable(exports.memory);
   return exports;
 }
 
-// The `resizableMemory` option of a plain options object: true unless it says false.
-function resizableMemory(options) {
+/**
+ * Reads the `resizableMemory` option of a plain options object (default true) and
+ * returns whether this call decides it. A later call may repeat the choice, not change
+ * it: switching would detach every view handed out so far.
+ */
+function chooseMemory(options) {
   const isOptions = options != null && Object.getPrototypeOf(options) === Object.prototype;
-  const value = isOptions ? options.resizableMemory : undefined;
-  if (value !== undefined && typeof value !== 'boolean') {
-    throw new TypeError(`quiver-arrow: init()'s resizableMemory must be a boolean, not ${typeof value}`);
+  const asked = isOptions ? options.resizableMemory : undefined;
+  if (asked !== undefined && typeof asked !== 'boolean') {
+    throw new TypeError(`quiver-arrow: init()'s resizableMemory must be a boolean, not ${typeof asked}`);
   }
-  if (value !== undefined && memoryChosen !== undefined && value !== memoryChosen) {
+  if (memoryChosen === undefined) {
+    memoryChosen = asked ?? true;
+    return true;
+  }
+  if (asked !== undefined && asked !== memoryChosen) {
     throw new Error(
       `quiver-arrow: init() already ran with resizableMemory: ${memoryChosen}; ` +
         'memory keeps the kind the first call chose',
     );
   }
-  return value ?? true;
-}
-
-// The first call switches memory to a resizable buffer, or leaves it: switching later
-// would detach every view handed out so far.
-function chooseMemory(memory, resizable) {
-  if (memoryChosen !== undefined) return;
-  memoryChosen = resizable;
-  if (resizable) growable(memory);
+  return false;
 }

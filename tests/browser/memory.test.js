@@ -29,9 +29,16 @@ test('wasm memory takes the path that init() chose, the one this engine supports
   return `memory: ${path}`;
 });
 
-test('a later init() that asks for the other kind of memory throws, and one that does not ask returns the instance', async () => {
+test('a later init() may repeat the kind of memory chosen, and throws if it asks for the other', async () => {
   const { default: init, initSync } = await import('quiver-arrow');
   const resizable = new URLSearchParams(location.search).get('memory') !== 'fixed';
+  const kindOfMemory = () => {
+    const batch = quiver.batchFromColumns({ x: new Float64Array(4) });
+    const kind = batch.column('x').values.buffer.resizable;
+    batch.free();
+    return kind;
+  };
+  const before = kindOfMemory();
   const instance = await init();
   assert.equal(await init({ resizableMemory: resizable }), instance);
   const chosen = `quiver-arrow: init() already ran with resizableMemory: ${resizable}; ` +
@@ -42,6 +49,7 @@ test('a later init() that asks for the other kind of memory throws, and one that
     name: 'TypeError',
     message: "quiver-arrow: init()'s resizableMemory must be a boolean, not string",
   });
+  assert.equal(kindOfMemory(), before, 'the refused calls changed the kind of memory');
 });
 
 const { expected, read } = await dataFiles();

@@ -1,7 +1,8 @@
 // The web build before and after init(): a call before it throws an Error that says to
 // call init() (patch-glue.mjs), an init() whose URL serves no module says what came back
-// (web/load-error.js), and a second init() or initSync() is harmless. The web build runs
-// in Node too when given the module's bytes or a URL, so this needs no browser.
+// (web/load-error.js) and leaves the choice of memory to the next call, and a second
+// init() or initSync() is harmless. The web build runs in Node too when given the
+// module's bytes or a URL, so this needs no browser.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
@@ -61,8 +62,13 @@ test('init() from a URL that serves no module rejects with an Error saying what 
     assert.ok(missing.cause instanceof Error);
 
     // Still not initialised after both failures, and a URL that serves the module loads it.
+    // The failed calls chose no kind of memory (both asked for the default, resizable):
+    // this call still may.
     assert.throws(() => new StreamReader(), NOT_INITIALISED);
-    const loaded = await init({ module_or_path: `${base}/module.wasm` });
+    const loaded = await init({ module_or_path: `${base}/module.wasm`, resizableMemory: false });
+    await assert.rejects(init({ module_or_path: bytes, resizableMemory: true }), {
+      message: 'quiver-arrow: init() already ran with resizableMemory: false; memory keeps the kind the first call chose',
+    });
     assert.equal(await init({ module_or_path: bytes }), loaded);
   } finally {
     server.close();

@@ -4,6 +4,7 @@ import init, {
   StreamReader,
   tableFromIPC,
   memoryStats,
+  type MemoryOptions,
   type MemoryStats,
   type ReaderOptions,
   type RecordBatch,
@@ -12,7 +13,8 @@ import init, {
 } from 'quiver-arrow';
 
 export async function decode(chunks: AsyncIterable<Uint8Array>): Promise<number> {
-  await init();
+  const memory: MemoryOptions = { resizableMemory: true };
+  await init({ module_or_path: '/assets/quiver_bg.wasm', ...memory });
   const options: ReaderOptions = { maxMessageBytes: 1 << 20 };
   using reader = new StreamReader(options);
   let rows = 0;
