@@ -242,8 +242,9 @@ export async function runAccessorsBench({ quiver, flechette, arrow }, files, { r
       [README, (c) => () => c.readme(full), 'readme'],
     ];
     const scratch = new Uint8Array(full.length);
-    // toArray float64 is a copy on both sides: beside it, one copy of the same values from
-    // a single plain array into a new one, the floor of any such toArray().
+    // toArray float64 is a copy on both sides (flechette returns a batch's own array only
+    // for a table of one batch, and every size here has several): beside it, one copy of
+    // the same values from one plain array (flechette's toArray()) into a new one.
     const f64 = tables[1].reader.getChild('f64').toArray();
     for (const [cell, makeRun, method] of cells) {
       const runs = contenders.flatMap(([name, c], k) => (c[method] ? [[name, makeRun(c, k)]] : []));

@@ -35,11 +35,12 @@ const log = (line) => {
 async function main() {
   // ?memory=fixed (BENCH_MEMORY=fixed): `init({ resizableMemory: false })`, which leaves wasm
   // memory a fixed-length buffer, to measure what the resizable one costs (issue 32).
-  await init({ resizableMemory: params.get('memory') !== 'fixed' });
+  const memoryOptions = { resizableMemory: params.get('memory') !== 'fixed' };
+  await init(memoryOptions);
   // The zstd-c package flavour, when browser.mjs was given one (BENCH_ZSTD_C).
   const zstdC = params.get('zstdC');
   const quiverZstdC = zstdC ? await import(`/${zstdC}/web/index.js`) : undefined;
-  await quiverZstdC?.default();
+  await quiverZstdC?.default(memoryOptions);
   const lz4 = await requireCommonJS(new URL('/node_modules/lz4js/lz4.js', location.href).href);
   registerCodecs({ arrow, flechette, lz4, fzstd });
   const names = await (await fetch(`/${params.get('data')}/index.json`)).json();

@@ -128,7 +128,14 @@ function missedReadRows() {
   // As in the targets: a third digit where two would round onto 1.00×.
   const figure = (ratio) => cell('', ratio, x, (v) => v <= 1).figure;
   const rows = [];
+  const noise = [];
   for (const [engine, run, fixed] of [['Chromium', chromium, chromiumFixed], ['Node', node, null]]) {
+    const same = sameCodeRatios(run);
+    if (same.length > 0) {
+      const sorted = same.toSorted((a, b) => a - b);
+      noise.push(`- ${engine}: ${x(sorted[0])}–${x(sorted.at(-1))} over its ${same.length} cells, ` +
+        `median ${x(sorted[Math.floor(sorted.length / 2)])}.`);
+    }
     const fixedRatios = new Map((fixed ? accessorRatios(fixed) : []).map((r) => [r.label, r.ratio]));
     for (const { label, cell: name, rows: size, ratio } of accessorRatios(run).filter((r) => r.ratio > 1)) {
       const flechette = accessor(run, size, name, 'flechette');
@@ -150,8 +157,15 @@ function missedReadRows() {
     'of any typed toArray(); and flechette timed twice in the same rounds, over itself: how far the',
     'run\'s noise moves a ratio of the same code from 1×.', '',
     '| engine | cell | Quiver ÷ flechette | fixed-length memory | memcpy ÷ flechette | flechette ÷ itself |',
-    '|---|---|---|---|---|---|', ...rows, ''];
+    '|---|---|---|---|---|---|', ...rows, '',
+    ...(noise.length > 0 ? ['flechette ÷ itself in every cell of the suite:', '', ...noise, ''] : [])];
 }
+
+/** flechette's second timing over its first, in each accessor cell that has both. */
+const sameCodeRatios = (run) => (run.report.accessors ?? [])
+  .filter((r) => r.name === 'flechette again')
+  .map((r) => r.ns / accessor(run, r.rows, r.cell, 'flechette'))
+  .filter(Number.isFinite);
 
 // --- What the Flight figures say about themselves --------------------------------------------
 

@@ -2,8 +2,9 @@
 // rounds (the machine is noisy), and plain-text tables.
 
 /**
- * Median of `rounds` timings (ms) of `run`, after warm-up rounds: engines compile wasm
- * and hot JS in tiers, and the first rounds of a cell would otherwise time the compiler.
+ * Median of `rounds` samples (ms a call) of `run`, after warm-up rounds: engines compile
+ * wasm and hot JS in tiers, and the first rounds of a cell would otherwise time the
+ * compiler.
  */
 export async function medianMs(run, rounds, warmups = 3) {
   const [ms] = await interleavedMediansMs([run], { rounds, warmups });
@@ -11,25 +12,36 @@ export async function medianMs(run, rounds, warmups = 3) {
 }
 
 /**
- * The median timing (ms) of each of `runs`, from interleaved rounds: each round runs every
- * contender once, in turn, so that a slow spell of the machine falls on all of them
- * rather than on whichever ran then, and the ratios of the medians compare the same
- * stretch of time. A sample is one call, or as many as last MIN_SAMPLE_MS, whose mean it
- * records. Each round starts one contender further on, so that none always runs right
- * after the same one (and meets, say, the collection of what it left). Rounds go on
- * until there are `rounds` of them and, with `minMs`, until that long has passed, so that
- * a cell of microseconds does not rest on a few milliseconds of samples.
+ * The median time (ms a call) of each of `runs`, from interleaved rounds: each round runs
+ * every contender once, so that a slow spell of the machine falls on all of them rather
+ * than on whichever ran then, and the ratios of the medians compare the same stretch of
+ * time. Rounds go on until there are `rounds` of them and, with `minMs`, until that long
+ * has passed, so that a cell of microseconds does not rest on a few milliseconds of
+ * samples.
+ *
+ * - Each round runs the contenders in an order of its own (a seeded shuffle), so that
+ *   none mostly runs right after the same one and meets, say, the collection of what
+ *   that one left.
+ * - A sample lasts about as long for every contender of a cell: the slowest one's call,
+ *   within MIN_SAMPLE_MS and MAX_SAMPLE_MS; a faster contender makes it up of several
+ *   calls, and records their mean. So each sample spans many ticks of a coarse clock,
+ *   and every contender's samples take their share of the collections that allocation
+ *   brings, rather than a single call of a slow one often slipping between them.
  */
 export async function interleavedMediansMs(runs, { rounds, minMs = 0, warmups = 3 }) {
   for (const run of runs) for (let i = 0; i < warmups; i++) await run();
-  const calls = [];
-  for (const run of runs) calls.push(await callsPerSample(run));
+  const perCall = [];
+  for (const run of runs) perCall.push(await msPerCall(run));
+  const sampleMs = Math.min(MAX_SAMPLE_MS, Math.max(MIN_SAMPLE_MS, ...perCall));
+  const calls = perCall.map((ms) => Math.max(1, Math.round(sampleMs / ms)));
+  const order = runs.map((_, k) => k);
+  const random = seededRandom(runs.length);
   const times = runs.map(() => []);
   const start = performance.now();
   let yielded = start;
   for (let round = 0; round < rounds || performance.now() - start < minMs; round++) {
-    for (let turn = 0; turn < runs.length; turn++) {
-      const k = (round + turn) % runs.length;
+    shuffle(order, random);
+    for (const k of order) {
       const t = performance.now();
       for (let i = 0; i < calls[k]; i++) await runs[k]();
       times[k].push((performance.now() - t) / calls[k]);
@@ -43,20 +55,41 @@ export async function interleavedMediansMs(runs, { rounds, minMs = 0, warmups = 
 }
 
 /**
- * The shortest sample: a run that takes less is called as many times as make it up, and
- * timed as one. Browsers coarsen performance.now() (Chromium to 5 µs even when
- * cross-origin isolated), which rounded a 25 µs call by up to 20%.
+ * The bounds of a sample. Browsers coarsen performance.now() (Chromium to 5 µs even when
+ * cross-origin isolated), which rounded a 25 µs call by up to 20%; a contender slower
+ * than the upper bound is timed one call a sample, so that a cell with a slow one
+ * does not take many times as long.
  */
 const MIN_SAMPLE_MS = 1;
+const MAX_SAMPLE_MS = 20;
 
-/** How many calls of `run` take at least MIN_SAMPLE_MS: 1, or a power of two. */
-async function callsPerSample(run) {
-  let calls = 1;
-  for (;;) {
+/** The time of one call of `run`, from as many calls as take MIN_SAMPLE_MS. */
+async function msPerCall(run) {
+  for (let calls = 1; ; calls *= 2) {
     const t = performance.now();
     for (let i = 0; i < calls; i++) await run();
-    if (performance.now() - t >= MIN_SAMPLE_MS) return calls;
-    calls *= 2;
+    const ms = performance.now() - t;
+    if (ms >= MIN_SAMPLE_MS) return ms / calls;
+  }
+}
+
+/** A small deterministic generator (mulberry32), so that a rerun shuffles alike. */
+function seededRandom(seed) {
+  let state = seed >>> 0;
+  return () => {
+    state = (state + 0x6d2b79f5) >>> 0;
+    let t = state;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 2 ** 32;
+  };
+}
+
+/** Fisher–Yates, in place. */
+function shuffle(array, random) {
+  for (let i = array.length - 1; i > 0; i--) {
+    const j = Math.floor(random() * (i + 1));
+    [array[i], array[j]] = [array[j], array[i]];
   }
 }
 

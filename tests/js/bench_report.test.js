@@ -101,6 +101,8 @@ test('each per-row cell slower than flechette is set beside fixed-length memory,
     '| Node | toArray float64 2000 | 1.004× | – | – | 1.02× |',
   ]);
   assert.match(page, /^## Chromium \(fixed-length memory\)$/m);
+  assert.match(section, /^- Node: 1\.02×–1\.02× over its 1 cells, median 1\.02×\.$/m);
+  assert.doesNotMatch(section, /^- Chromium:/m);
 });
 
 /** The flightsql suite's rows: one per mode, with its median MiB/s. */
