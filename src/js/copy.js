@@ -20,7 +20,7 @@ let inMemory = -1;
  * first call for each push has `start` 0.
  */
 export function copyToMemory(memory, segment, start, length, address) {
-  if (heap.length === 0) heap = new Uint8Array(memory.buffer);
+  heapOf(memory);
   if (start === 0) inMemory = segment.buffer === heap.buffer ? segment.byteOffset : -1;
   if (inMemory >= 0) {
     heap.copyWithin(address, inMemory + start, inMemory + start + length);
@@ -38,5 +38,11 @@ export function copyToMemory(memory, segment, start, length, address) {
  * state copyToMemory keeps per push does not apply.
  */
 export function copyRange(memory, array, start, length, address) {
-  new Uint8Array(memory.buffer, address, length).set(array.subarray(start, start + length));
+  heapOf(memory).set(array.subarray(start, start + length), address);
+}
+
+/** The view of the whole of `memory`, made again if growth detached it. */
+function heapOf(memory) {
+  if (heap.length === 0) heap = new Uint8Array(memory.buffer);
+  return heap;
 }

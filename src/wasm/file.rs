@@ -115,10 +115,8 @@ pub(super) fn table_from_file(parts: &Parts, limits: ReadLimits) -> WasmResult<T
     let tail = parts.bytes(at.saturating_sub(TAIL_BYTES)..at);
     let footer = FileDecoder::footer_range(&tail, at, &limits)?;
     let mut decoder = FileDecoder::try_new(&parts.bytes(footer), at, limits)?;
-    let mut batches = Vec::with_capacity(decoder.num_batches());
-    for index in 0..decoder.num_batches() {
-        batches.push(parts.read_batch(&mut decoder, index)?);
-    }
+    let all = 0..decoder.num_batches();
+    let batches = parts.read_batches(&mut decoder, all)?;
     Ok(table_with_metadata(decoder.schema(), batches))
 }
 
@@ -216,10 +214,27 @@ impl Parts {
         decoder: &mut FileDecoder,
         index: usize,
     ) -> crate::ipc::Result<(arrow_array::RecordBatch, crate::ipc::BatchMetadata)> {
+        let mut batches = self.read_batches(decoder, index..index + 1)?;
+        Ok(batches.remove(0))
+    }
+
+    /// Batches `indexes`, with the parts' ranges and wasm memory looked up once for all,
+    /// not once a batch: a whole file of small batches pays for each lookup per batch.
+    fn read_batches(
+        &self,
+        decoder: &mut FileDecoder,
+        indexes: Range<usize>,
+    ) -> crate::ipc::Result<Vec<(arrow_array::RecordBatch, crate::ipc::BatchMetadata)>> {
         let given: Vec<Range<u64>> = self.ranges().map(|(range, _)| range).collect();
         let memory = wasm_bindgen::memory();
-        // SAFETY: the decoder asks only for bytes inside `given`, the parts' ranges, and
-        // `copy` fills a destination from the parts that hold it, which are in order.
-        unsafe { decoder.read_batch(index, &given, |at, dst| self.copy(&memory, at, dst)) }
+        let mut batches = Vec::with_capacity(indexes.len());
+        for index in indexes {
+            // SAFETY: the decoder asks only for bytes inside `given`, the parts' ranges, and
+            // `copy` fills a destination from the parts that hold it, which are in order.
+            batches.push(unsafe {
+                decoder.read_batch(index, &given, |at, dst| self.copy(&memory, at, dst))?
+            });
+        }
+        Ok(batches)
     }
 }
