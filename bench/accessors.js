@@ -245,7 +245,8 @@ export async function runAccessorsBench({ quiver, flechette, arrow }, files, { r
     // toArray float64 is a copy on both sides (flechette returns a batch's own array only
     // for a table of one batch, and every size here has several): beside it, one copy of
     // the same values from one plain array (flechette's toArray()) into a new one.
-    const f64 = tables[1].reader.getChild('f64').toArray();
+    const flechetteTables = tables[contenders.findIndex(([name]) => name === 'flechette')];
+    const f64 = flechetteTables.reader.getChild('f64').toArray();
     for (const [cell, makeRun, method] of cells) {
       const runs = contenders.flatMap(([name, c], k) => (c[method] ? [[name, makeRun(c, k)]] : []));
       if (cell === README) runs.push([MEMCPY, () => scratch.set(full)]);
