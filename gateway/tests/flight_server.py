@@ -25,8 +25,8 @@ Tickets (UTF-8):
                                 time.monotonic() (CLOCK_MONOTONIC, one clock for every
                                 process of the machine)
   hold:<tag>                    one small batch, then nothing until cancelled; prints
-                                "CANCELLED <tag>" then (waiting inside the generator, so
-                                the cancellation is always seen there)
+                                "CANCELLED <tag>" then, whether the generator was waiting
+                                or still at its first batch
   big                           one 1.5M-row int64 batch (12 MB, above gRPC's 4 MiB default)
   meta:<n>                      n batches with app_metadata b"m<i>"
   dict                          one 3-row batch of a dictionary-encoded utf8 column "d"
@@ -215,10 +215,15 @@ class Server(flight.FlightServerBase):
             yield make_batch(0, i, 100)
 
     def hold(self, context, tag):
-        yield make_batch(0, 0, 100)
-        while not context.is_cancelled():
-            time.sleep(0.05)
-        print(f"CANCELLED {tag}", flush=True)
+        # A call cancelled while its first batch is still being written never resumes
+        # the generator: pyarrow closes it at the yield, and `finally` still reports it.
+        try:
+            yield make_batch(0, 0, 100)
+            while not context.is_cancelled():
+                time.sleep(0.05)
+        finally:
+            if context.is_cancelled():
+                print(f"CANCELLED {tag}", flush=True)
 
     def paced(self, ticket):
         pause = int(ticket.split(":")[2]) / 1000

@@ -126,7 +126,13 @@ impl Upstream {
                 break;
             };
             match self.events.recv_timeout(left) {
-                Ok(l) => missing.retain(|m| *m != l),
+                Ok(l) => {
+                    if !missing.contains(&l) {
+                        // Shown when the test fails: what the server did instead.
+                        eprintln!("upstream printed: {l}");
+                    }
+                    missing.retain(|m| *m != l)
+                }
                 Err(_) => break,
             }
         }
