@@ -103,6 +103,17 @@ function readNode(n, at) {
   return { node: { length, nullCount, offset, validity, buffers, children }, end: at };
 }
 
+/** The node trees encoded one after another in `nodes` (a column of each batch). */
+export function nodeTrees(nodes) {
+  const trees = [];
+  for (let at = 0; at < nodes.length;) {
+    const { node, end } = readNode(nodes, at);
+    trees.push(node);
+    at = end;
+  }
+  return trees;
+}
+
 /** The layout as `{ numRows, fields, nodes }`, one node tree per column. */
 export function parseLayout(layout) {
   const fields = BatchLayout.fields(layout);

@@ -10,7 +10,7 @@ use js_sys::{Array, Object};
 use wasm_bindgen::prelude::*;
 
 use super::error::{usage, WasmResult};
-use super::layout::{batch_layout, types_of};
+use super::layout::{batch_layout, column_nodes, types_of};
 use super::schema::{batch_metadata_from_js, batch_metadata_to_js, schema_to_js};
 use crate::ipc::BatchMetadata;
 
@@ -36,10 +36,11 @@ extern "C" {
 
 #[wasm_bindgen(module = "/src/js/chunked.js")]
 extern "C" {
-    /// Builds the column `index` spanning every batch layout of a table.
+    /// Builds the column `index` spanning every batch of a table from `nodes`, that
+    /// column's nodes in each batch (see `column_nodes`).
     #[wasm_bindgen(js_name = makeChunkedColumn)]
     fn make_chunked_column(
-        layouts: &Array,
+        nodes: &[u32],
         types: &JsValue,
         index: usize,
         token: &Object,
@@ -452,10 +453,9 @@ impl Table {
     ) -> WasmResult<JsValue> {
         let index = column_index(&self.schema, &key, "table")?;
         let types = types_of(&self.schema);
-        let layouts = self.layouts();
         let token = self.token();
         Ok(make_chunked_column(
-            &layouts,
+            &column_nodes(&self.batches, index),
             &types,
             index,
             &token,

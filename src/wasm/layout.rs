@@ -35,6 +35,16 @@ pub(crate) fn batch_layout(batch: &RecordBatch) -> JsValue {
     make_layout(batch.num_rows(), &types_of(&batch.schema()), &nodes)
 }
 
+/// The nodes of column `index` of every batch, one batch after another: a table's column
+/// needs only its own, where a batch layout holds every column's.
+pub(crate) fn column_nodes(batches: &[RecordBatch], index: usize) -> Vec<u32> {
+    let mut nodes = Vec::with_capacity(12 * batches.len());
+    for batch in batches {
+        encode_nodes(&batch.column(index).to_data(), &mut nodes);
+    }
+    nodes
+}
+
 thread_local! {
     /// The last schema's `types` string. Batches of one stream share their schema, so its
     /// JSON is built, and its string crosses to JS, once per stream instead of per batch.
