@@ -38,7 +38,7 @@
 // Freeing and reachability: see owner.js. A column keeps its owner reachable, and each
 // of its views keeps the column reachable.
 
-import { columnField, columnNode, fixedWidth, parseLayout } from './layout.js';
+import { fixedWidth, nodeTrees, parseLayout, typeTree } from './layout.js';
 import { RENEW, RETIRE } from './handed_out.js';
 import { keepAlive, OWNER } from './owner.js';
 import { isDirect, rowReader, runOf, validReader, VALUES_NOW } from './readers.js';
@@ -556,9 +556,13 @@ function derivedBits(column, start) {
   return bits;
 }
 
-/** Column `index` of a batch layout; `token.freed` turns every read into an Error. */
-export function makeColumn(layout, index, token, memory) {
-  return new Column(columnField(layout, index), columnNode(layout, index), token, memory);
+/**
+ * Column `index` of a batch of schema `types`, from `nodes`, its node tree (a view of wasm
+ * memory, read before anything else); `token.freed` turns every read into an Error.
+ */
+export function makeColumn(nodes, types, index, token, memory) {
+  const [node] = nodeTrees(nodes);
+  return new Column(typeTree(types)[index], node, token, memory);
 }
 
 /** Every column of a batch layout, in one call from wasm. */

@@ -18,14 +18,11 @@ export function typeTree(types) {
 }
 
 /**
- * A batch's `BatchLayout`: `numRows`, `types` and `nodes`. Each column's node tree is
- * parsed from `nodes` when first asked for, so reading two columns of a wide batch parses
- * two. Rust caches the layout, so that is once per batch and column.
+ * A batch's `BatchLayout`: `numRows`, `types` and `nodes`. Its columns' node trees are
+ * parsed when first asked for, and kept: Rust caches the layout, so that is once per batch.
  */
 class BatchLayout {
-  #fields;
-  #starts;
-  #trees = [];
+  #parsed;
 
   constructor(numRows, types, nodes) {
     this.numRows = numRows;
@@ -33,17 +30,13 @@ class BatchLayout {
     this.nodes = nodes;
   }
 
-  static fields(layout) {
-    return (layout.#fields ??= typeTree(layout.types));
-  }
-
-  static node(layout, index) {
-    let tree = layout.#trees[index];
-    if (tree === undefined) {
-      layout.#starts ??= columnStarts(layout.nodes, BatchLayout.fields(layout).length);
-      tree = layout.#trees[index] = readNode(layout.nodes, layout.#starts[index]).node;
+  static parsed(layout) {
+    if (layout.#parsed === undefined) {
+      const fields = typeTree(layout.types);
+      const trees = nodeTrees(layout.nodes);
+      layout.#parsed = { numRows: layout.numRows, fields, nodes: trees };
     }
-    return tree;
+    return layout.#parsed;
   }
 }
 
@@ -56,30 +49,6 @@ export function batchLayout(numRows, types, nodes) {
   const copy = new Array(nodes.length);
   for (let i = 0; i < nodes.length; i++) copy[i] = nodes[i];
   return new BatchLayout(numRows, types, copy);
-}
-
-/** The field of column `index` of a batch layout. */
-export const columnField = (layout, index) => BatchLayout.fields(layout)[index];
-
-/** The node tree of column `index` of a batch layout. */
-export const columnNode = (layout, index) => BatchLayout.node(layout, index);
-
-/** Where each of the first `count` columns' nodes start in `nodes`. */
-function columnStarts(nodes, count) {
-  const starts = [];
-  let at = 0;
-  for (let c = 0; c < count; c++) {
-    starts.push(at);
-    at = skipNode(nodes, at);
-  }
-  return starts;
-}
-
-/** Where the node at `at` and its descendants end. */
-function skipNode(n, at) {
-  at += 7 + 2 * n[at + 6];
-  for (let c = n[at++]; c > 0; c--) at = skipNode(n, at);
-  return at;
 }
 
 /** The node at `at` with its descendants, and where they end. */
@@ -103,7 +72,10 @@ function readNode(n, at) {
   return { node: { length, nullCount, offset, validity, buffers, children }, end: at };
 }
 
-/** The node trees encoded one after another in `nodes` (a column of each batch). */
+/**
+ * The node trees encoded one after another in `nodes`: every column of a batch, or one
+ * column of each batch.
+ */
 export function nodeTrees(nodes) {
   const trees = [];
   for (let at = 0; at < nodes.length;) {
@@ -116,8 +88,7 @@ export function nodeTrees(nodes) {
 
 /** The layout as `{ numRows, fields, nodes }`, one node tree per column. */
 export function parseLayout(layout) {
-  const fields = BatchLayout.fields(layout);
-  return { numRows: layout.numRows, fields, nodes: fields.map((_, i) => BatchLayout.node(layout, i)) };
+  return BatchLayout.parsed(layout);
 }
 
 const SIGNED = { 8: Int8Array, 16: Int16Array, 32: Int32Array, 64: BigInt64Array };

@@ -16,9 +16,16 @@ use crate::ipc::BatchMetadata;
 
 #[wasm_bindgen(module = "/src/js/column.js")]
 extern "C" {
-    /// Builds the JS column object for column `index` from a batch layout.
+    /// Builds the JS column object for column `index` of a batch of schema `types` from
+    /// `nodes`, that column's nodes (see `column_nodes`).
     #[wasm_bindgen(js_name = makeColumn)]
-    fn make_column(layout: &JsValue, index: usize, token: &Object, memory: &JsValue) -> JsValue;
+    fn make_column(
+        nodes: &[u32],
+        types: &JsValue,
+        index: usize,
+        token: &Object,
+        memory: &JsValue,
+    ) -> JsValue;
 
     /// Builds every column of a batch layout.
     #[wasm_bindgen(js_name = makeColumns)]
@@ -272,9 +279,9 @@ impl RecordBatch {
         #[wasm_bindgen(unchecked_param_type = "number | string")] key: JsValue,
     ) -> WasmResult<JsValue> {
         let index = column_index(self.inner.schema_ref(), &key, "batch")?;
-        let layout = self.layout();
         Ok(make_column(
-            &layout,
+            &column_nodes(std::slice::from_ref(&self.inner), index),
+            &types_of(self.inner.schema_ref()),
             index,
             &self.token(),
             &wasm_bindgen::memory(),
