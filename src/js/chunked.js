@@ -1,7 +1,7 @@
 // A table's column: the columns of each of its batches, read as one.
 
-import { nodeTrees, typeTree } from './layout.js';
-import { Column, FILL, Rows } from './column.js';
+import { typeTree } from './layout.js';
+import { columnsOf, FILL, Rows } from './column.js';
 import { RENEW, RETIRE } from './handed_out.js';
 import { isDirect, VALUES_NOW } from './readers.js';
 import { OWNER } from './owner.js';
@@ -97,14 +97,12 @@ export class ChunkedColumn {
 }
 
 /**
- * Column `index` of a table, of schema `types`, from `nodes`: that column's nodes in each
- * batch (a view of wasm memory that Rust frees after the call, so all read first). Not
- * cached here: owner.js caches it per table object, which the column keeps reachable.
+ * Column `index` of a table, of schema `types`, from `nodes`: that column's node tree in
+ * each batch (see columnsOf). Not cached here: owner.js caches it per table object, which
+ * the column keeps reachable.
  */
 export function makeChunkedColumn(nodes, types, index, token, memory) {
-  const field = typeTree(types)[index];
-  const trees = nodeTrees(nodes);
-  const column = new ChunkedColumn(trees.map((node) => new Column(field, node, token, memory)), field);
+  const column = new ChunkedColumn(columnsOf(nodes, types, index, token, memory), typeTree(types)[index]);
   for (const chunk of column.chunks) chunk[OWNER] = column;
   return column;
 }

@@ -557,12 +557,18 @@ function derivedBits(column, start) {
 }
 
 /**
- * Column `index` of a batch of schema `types`, from `nodes`, its node tree (a view of wasm
- * memory, read before anything else); `token.freed` turns every read into an Error.
+ * Column `index` of each batch of schema `types` whose node tree `nodes` holds (a view of
+ * wasm memory, all read before any column is made); `token.freed` turns every read into
+ * an Error.
  */
+export function columnsOf(nodes, types, index, token, memory) {
+  const field = typeTree(types)[index];
+  return nodeTrees(nodes).map((node) => new Column(field, node, token, memory));
+}
+
+/** Column `index` of a batch, from its node tree `nodes` (see columnsOf). */
 export function makeColumn(nodes, types, index, token, memory) {
-  const [node] = nodeTrees(nodes);
-  return new Column(typeTree(types)[index], node, token, memory);
+  return columnsOf(nodes, types, index, token, memory)[0];
 }
 
 /** Every column of a batch layout, in one call from wasm. */
