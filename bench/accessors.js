@@ -19,9 +19,15 @@
 //   README loop   decode, then per batch `if (c.isValid(i)) sum += values[i]` over i32;
 //                 beside it, one memcpy of the same bytes into a kept buffer: the copy
 //                 into wasm memory that Quiver's decode cannot skip (wasm reads only its
-//                 own memory), where flechette reads the caller's bytes in place;
+//                 own memory), where flechette reads the caller's bytes in place; and
+//                 flechette's loop alone, over a table it decoded before the timing.
+//                 The two together are the cell's floor: what a reader that must copy
+//                 the bytes would take if its decode cost nothing and its loop ran at
+//                 flechette's speed;
 //   (memcpy)      beside toArray float64, the column's values copied from one plain
-//                 array into a new one: what a typed toArray() cannot go below.
+//                 array into a new one; and the floor: Quiver's own views copied by hand
+//                 into a new array (a `set` per batch), the copy out of wasm memory
+//                 that a typed toArray() of Quiver's cannot go below.
 // A cell's checksum must agree across contenders, so that none skips work. Arrow JS runs
 // only the cells whose results mean the same thing (its toArray() of numbers drops the
 // nulls, its rows are proxies). Each contender's loops are its own functions, as in an
@@ -72,6 +78,16 @@ function quiverCells(quiver) {
       return sum;
     },
     toArray: (t, name) => t.getChild(name).toArray(),
+    copyOut(t, name) {
+      const { chunks, length } = t.getChild(name);
+      const out = new Float64Array(length);
+      let at = 0;
+      for (const c of chunks) {
+        out.set(c.values, at);
+        at += c.length;
+      }
+      return out;
+    },
     jsArray: (t, name) => t.getChild(name).toArray({ typed: false }),
     getUtf8(t) {
       const c = t.getChild('str');
@@ -130,7 +146,10 @@ function flechetteCells(flechette) {
     },
     rows: (t) => t.toArray(),
     readme(bytes) {
-      const t = flechette.tableFromIPC(bytes);
+      return this.loop(flechette.tableFromIPC(bytes));
+    },
+    /** The README loop alone, over a decoded table. */
+    loop(t) {
       let sum = 0;
       for (const c of t.getChild('i32').data) {
         const values = c.values;
@@ -210,6 +229,10 @@ const CELLS = [
 ];
 const README = 'decode + README loop';
 const MEMCPY = 'memcpy';
+// The floor's part that MEMCPY is not: flechette's README loop alone, or Quiver's views
+// copied out of wasm memory (see the top of this file).
+const LOOP = 'flechette loop';
+const COPY_OUT = 'copy out of wasm memory';
 const AGAIN = 'flechette again';
 const BATCHES = 200;
 const ROWS_READ = 200_000;
@@ -247,10 +270,17 @@ export async function runAccessorsBench({ quiver, flechette, arrow }, files, { r
     // the same values from one plain array (flechette's toArray()) into a new one.
     const flechetteTables = tables[contenders.findIndex(([name]) => name === 'flechette')];
     const f64 = flechetteTables.reader.getChild('f64').toArray();
+    const [quiverRuns, flechetteRuns] = ['quiver', 'flechette'].map((name) => contenders.find(([n]) => n === name)[1]);
+    const quiverTables = tables[contenders.findIndex(([name]) => name === 'quiver')];
     for (const [cell, makeRun, method] of cells) {
       const runs = contenders.flatMap(([name, c], k) => (c[method] ? [[name, makeRun(c, k)]] : []));
-      if (cell === README) runs.push([MEMCPY, () => scratch.set(full)]);
-      if (cell === 'toArray float64') runs.push([MEMCPY, () => new Float64Array(f64.length).set(f64)]);
+      if (cell === README) {
+        const decoded = flechetteRuns.decode(full);
+        runs.push([MEMCPY, () => scratch.set(full)], [LOOP, () => flechetteRuns.loop(decoded)]);
+      }
+      if (cell === 'toArray float64') {
+        runs.push([MEMCPY, () => new Float64Array(f64.length).set(f64)], [COPY_OUT, () => quiverRuns.copyOut(quiverTables.reader, 'f64')]);
+      }
       let expected;
       for (const [name, run] of runs) {
         if (rows === SIZES[0]) await warmUp(run, 300);
@@ -275,17 +305,28 @@ export async function runAccessorsBench({ quiver, flechette, arrow }, files, { r
   return results;
 }
 
+/**
+ * A cell's floor (see the top of this file) from `at(name)`, each run's time; undefined
+ * for a cell without one, or results without its runs.
+ */
+export function floorOf(cell, at) {
+  const floor = cell === README ? at(MEMCPY) + at(LOOP) : cell === 'toArray float64' ? at(COPY_OUT) : undefined;
+  return Number.isFinite(floor) ? floor : undefined;
+}
+
 /** Markdown: each cell's time per contender and Quiver's over flechette's. */
 export function accessorsTables(results, env) {
   const at = (rows, cell, name) => results.find((r) => r.rows === rows && r.cell === cell && r.name === name)?.ns;
+  const orDash = (v) => (v === undefined ? '–' : fmt(v, 2));
   const body = [];
   for (const cell of [...CELLS.map(([c]) => c), README]) {
     for (const rows of [...new Set(results.map((r) => r.rows))]) {
       const [q, f, a, m, again] = ['quiver', 'flechette', 'arrowjs', MEMCPY, AGAIN].map((n) => at(rows, cell, n));
+      const floor = floorOf(cell, (name) => at(rows, cell, name));
       const same = again === undefined ? '–' : `${fmt(again / f, 2)}×`;
-      body.push([cell, rows, fmt(q, 2), fmt(f, 2), fmt(a, 2), m === undefined ? '–' : fmt(m, 2), `${fmt(q / f, 2)}×`, same]);
+      body.push([cell, rows, fmt(q, 2), fmt(f, 2), fmt(a, 2), orDash(m), orDash(floor), `${fmt(q / f, 2)}×`, same]);
     }
   }
-  return `#### Per-row accessors (ns a row; the README loop in µs a batch, beside one memcpy of the stream's bytes, which Quiver's decode must copy into wasm memory; toArray float64 beside one copy of the values into a new array; flechette timed twice, the run's noise on the same code), ${env}\n\n` +
-    table([['read', 'rows/batch', 'Quiver', 'flechette', 'Arrow JS', 'memcpy', 'Quiver ÷ flechette', 'flechette ÷ itself'], ...body]);
+  return `#### Per-row accessors (ns a row; the README loop in µs a batch, beside one memcpy of the stream's bytes, which Quiver's decode must copy into wasm memory, and its floor, that memcpy plus flechette's loop alone; toArray float64 beside one copy of the values into a new array, and its floor, Quiver's views copied out of wasm memory by hand; flechette timed twice, the run's noise on the same code), ${env}\n\n` +
+    table([['read', 'rows/batch', 'Quiver', 'flechette', 'Arrow JS', 'memcpy', 'floor', 'Quiver ÷ flechette', 'flechette ÷ itself'], ...body]);
 }

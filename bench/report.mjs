@@ -8,6 +8,7 @@ import { execFileSync } from 'node:child_process';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
 import { join } from 'node:path';
+import { floorOf } from './accessors.js';
 import { bestFetchAll, MODES as FLIGHT_MODES } from './flight.js';
 import { fmt } from './timing.js';
 
@@ -121,8 +122,9 @@ const targets = [
 /**
  * Per engine, each #32 cell that misses: its ratio, the same cell's over Chromium's
  * fixed-length memory, for the README loop one memcpy of the batch over flechette's
- * whole time (the copy into wasm memory that Quiver's decode cannot skip), and
- * flechette's second timing over its first (the run's noise on one code).
+ * whole time (the copy into wasm memory that Quiver's decode cannot skip), the cell's
+ * floor over flechette's time (bench/accessors.js), and flechette's second timing over
+ * its first (the run's noise on one code).
  */
 function missedReadRows() {
   // As in the targets: a third digit where two would round onto 1.00×.
@@ -140,10 +142,11 @@ function missedReadRows() {
     for (const { label, cell: name, rows: size, ratio } of accessorRatios(run).filter((r) => r.ratio > 1)) {
       const flechette = accessor(run, size, name, 'flechette');
       const memcpy = accessor(run, size, name, 'memcpy') / flechette;
+      const floor = floorOf(name, (contender) => accessor(run, size, name, contender)) / flechette;
       const same = accessor(run, size, name, 'flechette again') / flechette;
       const fixedFigure = fixed ? (fixedRatios.has(label) ? figure(fixedRatios.get(label)) : 'n/a') : '–';
       const orDash = (v, show) => (Number.isFinite(v) ? show(v) : '–');
-      rows.push(`| ${engine} | ${label} | ${figure(ratio)} | ${fixedFigure} | ${orDash(memcpy, x)} | ${orDash(same, figure)} |`);
+      rows.push(`| ${engine} | ${label} | ${figure(ratio)} | ${fixedFigure} | ${orDash(memcpy, x)} | ${orDash(floor, figure)} | ${orDash(same, figure)} |`);
     }
   }
   if (rows.length === 0) return [];
@@ -152,12 +155,17 @@ function missedReadRows() {
     'with wasm memory left a fixed-length buffer (`init({ resizableMemory: false })`, the',
     'Chromium (fixed-length memory) tables below), which V8 reads faster but which detaches',
     'kept views when memory grows; for the README loop, one memcpy of the batch\'s bytes over',
-    'flechette\'s whole time, the floor of the copy into wasm memory that Quiver\'s decode',
-    'cannot skip, and for toArray float64 one copy of the values into a new array, the floor',
-    'of any typed toArray(); and flechette timed twice in the same rounds, over itself: how far the',
-    'run\'s noise moves a ratio of the same code from 1×.', '',
-    '| engine | cell | Quiver ÷ flechette | fixed-length memory | memcpy ÷ flechette | flechette ÷ itself |',
-    '|---|---|---|---|---|---|', ...rows, '',
+    'flechette\'s whole time (the copy into wasm memory that Quiver\'s decode cannot skip),',
+    'and for toArray float64 one copy of the values from a plain array into a new one; the',
+    'cell\'s floor over flechette\'s time: for the README loop that memcpy plus flechette\'s',
+    'loop alone over a table it decoded before (a reader that must copy the bytes, with a',
+    'decode that cost nothing and flechette\'s loop, would take as long), for toArray float64',
+    'Quiver\'s views copied out of wasm memory by hand, a `set` per batch (what a typed',
+    'toArray() of Quiver\'s cannot go below); above 1×, the floor alone is slower than',
+    'flechette; and flechette timed twice in the same rounds, over itself: how far the run\'s',
+    'noise moves a ratio of the same code from 1×.', '',
+    '| engine | cell | Quiver ÷ flechette | fixed-length memory | memcpy ÷ flechette | floor ÷ flechette | flechette ÷ itself |',
+    '|---|---|---|---|---|---|---|', ...rows, '',
     ...(noise.length > 0 ? ['flechette ÷ itself in every cell of the suite:', '', ...noise, ''] : [])];
 }
 
