@@ -111,7 +111,8 @@ const inRange = (i, length) => i >>> 0 === i && i < length;
  * - `children` (list, list view, struct, map, union, run-end encoded) and `dictionary`
  *   (values).
  *
- * The views stay valid while the batch lives; once it is freed every getter throws.
+ * The views stay valid while the batch lives; once it is freed every view getter throws
+ * (`name`, `type`, `field` and `length` stay readable).
  */
 export class Column {
   #token;
