@@ -2,7 +2,7 @@
 
 import { typeTree } from './layout.js';
 import { columnsOf, FILL, Rows } from './column.js';
-import { RENEW, RETIRE } from './handed_out.js';
+import { callEach, RENEW, RETIRE, rethrow } from './handed_out.js';
 import { isDirect, VALUES_NOW } from './readers.js';
 import { OWNER } from './owner.js';
 import { valueOptions, wantsTyped } from './value_options.js';
@@ -88,11 +88,11 @@ export class ChunkedColumn {
   }
 
   [RENEW]() {
-    for (const chunk of this.#made) chunk[RENEW]();
+    rethrow(callEach(this.#made, RENEW));
   }
 
   [RETIRE]() {
-    for (const chunk of this.#made) chunk[RETIRE]();
+    rethrow(callEach(this.#made, RETIRE));
   }
 }
 

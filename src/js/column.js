@@ -39,7 +39,7 @@
 // of its views keeps the column reachable.
 
 import { fixedWidth, nodeTrees, parseLayout, typeTree } from './layout.js';
-import { RENEW, RETIRE } from './handed_out.js';
+import { attempt, callEach, RENEW, RETIRE, rethrow } from './handed_out.js';
 import { keepAlive, OWNER } from './owner.js';
 import { isDirect, rowReader, runOf, validReader, VALUES_NOW } from './readers.js';
 import { valueOptions, wantsTyped } from './value_options.js';
@@ -204,15 +204,24 @@ export class Column {
 
   [RENEW]() {
     if (this.#token.freed) return;
-    if (this.#valuesProbe.length === 0) this.#renewValues();
-    this.#children?.forEach((child) => child[RENEW]());
-    this.#dictionary?.[RENEW]();
+    const failure = attempt(() => {
+      if (this.#valuesProbe.length === 0) this.#renewValues();
+    });
+    rethrow(this.#eachPart(RENEW, failure));
   }
 
   [RETIRE]() {
-    this.values = FREED_VALUES;
-    this.#children?.forEach((child) => child[RETIRE]());
-    this.#dictionary?.[RETIRE]();
+    const failure = attempt(() => {
+      this.values = FREED_VALUES;
+    });
+    rethrow(this.#eachPart(RETIRE, failure));
+  }
+
+  /** callEach on the children and the dictionary made so far. */
+  #eachPart(key, failure) {
+    if (this.#children) failure = callEach(this.#children, key, failure);
+    if (this.#dictionary) failure = callEach([this.#dictionary], key, failure);
+    return failure;
   }
 
   #renewValues() {

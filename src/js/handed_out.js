@@ -47,22 +47,54 @@ export function handedOut(owner) {
  * they were recorded: the call that made them still allocated after making them.
  */
 export function renew(value) {
-  each(value, RENEW);
+  rethrow(each(value, RENEW));
 }
 
-/** Retires what `owner` handed out, as it is about to be freed. */
+/** Retires what `owner` handed out, as it is about to be freed; throws what failed. */
 export function retire(owner) {
   const record = handed.get(owner);
   if (record === undefined) return;
   handed.delete(owner);
   if (record.ref !== undefined) watched.delete(record.ref);
-  for (const value of record.columns.values()) each(value, RETIRE);
+  let failure;
+  for (const value of record.columns.values()) failure = each(value, RETIRE, failure);
+  rethrow(failure);
+}
+
+/**
+ * Calls `part[key]()` on each of `parts`, going on past any that throws, so that one
+ * column that cannot be renewed or retired (a user froze it, say) leaves none of the
+ * others stale. Returns `failure`, or else the first failure, as `{ error }`.
+ */
+export function callEach(parts, key, failure) {
+  for (const part of parts) {
+    // Not `failure ??= attempt(...)`, which would skip the parts after a failure.
+    const failed = attempt(() => part[key]());
+    failure ??= failed;
+  }
+  return failure;
+}
+
+/** Runs `step`; returns what it threw, as `{ error }`, or undefined. */
+export function attempt(step) {
+  try {
+    step();
+    return undefined;
+  } catch (error) {
+    return { error };
+  }
+}
+
+/** Throws the error of a failure that attempt or callEach returned, if there is one. */
+export function rethrow(failure) {
+  if (failure !== undefined) throw failure.error;
 }
 
 /**
  * Called by Rust's allocator once memory grew: renews what every live owner handed out.
  * It must not throw, as that would unwind the allocator mid-call: what fails (a column
- * whose `values` a user redefined, say) is thrown later, on its own.
+ * whose `values` a user redefined, say) is thrown later, on its own, and the columns
+ * beside it are renewed all the same.
  */
 export function memoryGrew() {
   for (const ref of watched) {
@@ -73,11 +105,10 @@ export function memoryGrew() {
       continue;
     }
     for (const value of record.columns.values()) {
-      try {
-        each(value, RENEW);
-      } catch (error) {
+      const failure = each(value, RENEW);
+      if (failure !== undefined) {
         queueMicrotask(() => {
-          throw error;
+          throw failure.error;
         });
       }
     }
@@ -94,8 +125,7 @@ function watch(owner) {
   return ref;
 }
 
-/** Calls `column[key]()` on a column, or on each of an array of them. */
-function each(value, key) {
-  if (Array.isArray(value)) for (const column of value) column[key]();
-  else value[key]();
+/** callEach on a column, or on an array of them. */
+function each(value, key, failure) {
+  return callEach(Array.isArray(value) ? value : [value], key, failure);
 }

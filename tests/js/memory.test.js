@@ -22,3 +22,26 @@ const names = Object.keys(expected)
   .filter((n) => expected[n] !== null && (n.endsWith('.none.arrows') || n.startsWith('gold/')));
 
 memoryTests({ test, assert, quiver, arrow, expected, names, read: async (name) => readFileSync(`${dir}/${name}`) });
+
+// memoryGrew() cannot throw into the allocator, so it throws what failed from a
+// microtask, which node:test would count against whichever test ran: a process of its own.
+test('a column that cannot be renewed leaves those beside it renewed, and its error thrown', () => {
+  const script = `
+    import * as quiver from 'quiver-arrow';
+    process.on('uncaughtException', (error) => console.log('uncaught', error.constructor.name));
+    const batch = quiver.batchFromColumns({ a: Int32Array.from([1, 2, 3]), b: Int32Array.from([4, 5, 6]) });
+    const columns = batch.columns();
+    const writer = quiver.StreamWriter.forBatch(batch);
+    const table = quiver.tableFromIPC([writer.write(batch), writer.write(batch), writer.finish()].map((c) => c.toUint8Array()));
+    const chunks = table.getChild('b').chunks;
+    Object.freeze(columns[0]);
+    Object.freeze(chunks[0]);
+    const before = quiver.memoryStats().wasmMemoryBytes;
+    const fill = quiver.batchFromColumns({ fill: new Uint8Array(before) });
+    console.log('grew', quiver.memoryStats().wasmMemoryBytes > before);
+    console.log('beside', Array.from(columns[1].values).join(), Array.from(chunks[1].values).join());
+    fill.free();
+  `;
+  const out = execFileSync(process.execPath, ['--input-type=module', '-e', script], { cwd: root, encoding: 'utf8' });
+  assert.deepEqual(out.trim().split('\n'), ['grew true', 'beside 4,5,6 4,5,6', 'uncaught TypeError', 'uncaught TypeError']);
+});

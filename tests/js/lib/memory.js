@@ -229,6 +229,37 @@ export function memoryTests({ test, assert, quiver, arrow, expected, read, names
     table.free();
   });
 
+  test('a column that cannot be retired leaves none of the others reading freed memory', () => {
+    const freed = /RecordBatch was freed/;
+    const table = quiver.tableFromIPC(smallStream(arrow, 2, 5));
+    const [batch] = table.batches;
+    const columns = batch.columns();
+    const chunked = table.getChild('f64');
+    // A frozen column's `values` cannot be assigned the freed stand-in.
+    Object.freeze(columns[0]);
+    Object.freeze(chunked.chunks[0]);
+    assert.throws(() => batch.free(), TypeError);
+    assert.throws(() => columns[1].values[0], freed);
+    assert.throws(() => columns[2].values[0], freed);
+    assert.throws(() => table.free(), TypeError);
+    assert.throws(() => chunked.chunks[1].values[0], freed);
+    batch.free();
+    table.free();
+
+    const nested = quiver.tableFromIPC(nestedStream(arrow));
+    const [parent] = nested.batches;
+    const struct = parent.column('st');
+    const child = struct.children[0];
+    const dictionaryColumn = parent.column('d');
+    const dictionary = dictionaryColumn.dictionary;
+    Object.freeze(struct);
+    Object.freeze(dictionaryColumn);
+    assert.throws(() => parent.free(), TypeError);
+    assert.throws(() => child.values[0], freed);
+    assert.throws(() => dictionary.values[0], freed);
+    nested.free();
+  });
+
   test('memory growth remakes the values of live batches\' columns, and leaves freed ones retired', () => {
     const table = quiver.tableFromIPC(smallStream(arrow, 2, 5));
     const [live, gone] = table.batches;
