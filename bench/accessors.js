@@ -268,18 +268,19 @@ export async function runAccessorsBench({ quiver, flechette, arrow }, files, { r
     // toArray float64 is a copy on both sides (flechette returns a batch's own array only
     // for a table of one batch, and every size here has several): beside it, one copy of
     // the same values from one plain array (flechette's toArray()) into a new one.
-    const flechetteTables = tables[contenders.findIndex(([name]) => name === 'flechette')];
-    const f64 = flechetteTables.reader.getChild('f64').toArray();
-    const [quiverRuns, flechetteRuns] = ['quiver', 'flechette'].map((name) => contenders.find(([n]) => n === name)[1]);
-    const quiverTables = tables[contenders.findIndex(([name]) => name === 'quiver')];
+    const indexOf = (name) => contenders.findIndex(([n]) => n === name);
+    const [quiverAt, flechetteAt] = [indexOf('quiver'), indexOf('flechette')];
+    const f64 = tables[flechetteAt].reader.getChild('f64').toArray();
     for (const [cell, makeRun, method] of cells) {
       const runs = contenders.flatMap(([name, c], k) => (c[method] ? [[name, makeRun(c, k)]] : []));
       if (cell === README) {
+        const flechetteRuns = contenders[flechetteAt][1];
         const decoded = flechetteRuns.decode(full);
         runs.push([MEMCPY, () => scratch.set(full)], [LOOP, () => flechetteRuns.loop(decoded)]);
       }
       if (cell === 'toArray float64') {
-        runs.push([MEMCPY, () => new Float64Array(f64.length).set(f64)], [COPY_OUT, () => quiverRuns.copyOut(quiverTables.reader, 'f64')]);
+        const quiverTable = tables[quiverAt].reader;
+        runs.push([MEMCPY, () => new Float64Array(f64.length).set(f64)], [COPY_OUT, () => contenders[quiverAt][1].copyOut(quiverTable, 'f64')]);
       }
       let expected;
       for (const [name, run] of runs) {
