@@ -102,7 +102,8 @@ export class ChunkedColumn {
  * the column keeps reachable.
  */
 export function makeChunkedColumn(nodes, types, index, token, memory) {
-  const column = new ChunkedColumn(columnsOf(nodes, types, index, token, memory), typeTree(types)[index]);
+  const field = typeTree(types)[index];
+  const column = new ChunkedColumn(columnsOf(nodes, field, token, memory), field);
   for (const chunk of column.chunks) chunk[OWNER] = column;
   return column;
 }

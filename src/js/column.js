@@ -567,18 +567,17 @@ function derivedBits(column, start) {
 }
 
 /**
- * Column `index` of each batch of schema `types` whose node tree `nodes` holds (a view of
- * wasm memory, all read before any column is made); `token.freed` turns every read into
- * an Error.
+ * The columns of `field`, one per batch whose node tree `nodes` holds (a view of wasm
+ * memory, all read before any column is made); `token.freed` turns every read into an
+ * Error.
  */
-export function columnsOf(nodes, types, index, token, memory) {
-  const field = typeTree(types)[index];
+export function columnsOf(nodes, field, token, memory) {
   return nodeTrees(nodes).map((node) => new Column(field, node, token, memory));
 }
 
-/** Column `index` of a batch, from its node tree `nodes` (see columnsOf). */
+/** Column `index` of a batch of schema `types`, from its node tree `nodes` (see columnsOf). */
 export function makeColumn(nodes, types, index, token, memory) {
-  return columnsOf(nodes, types, index, token, memory)[0];
+  return columnsOf(nodes, typeTree(types)[index], token, memory)[0];
 }
 
 /** Every column of a batch layout, in one call from wasm. */
