@@ -143,6 +143,37 @@ export function columnTests({ test, assert, quiver, arrow, expected, read }) {
       }
     });
   }
+
+  test('bitmap copies made at once stay apart: long nullable batches', () => {
+    // getChild and batch.columns() copy the bitmaps of the columns they make into one
+    // array (column.js, bitmapRoom); here each batch and column has nulls in other rows.
+    const batches = [1000, 3, 700, 513].map((length, b) => {
+      const ints = Array.from({ length }, (_, i) => (i % (b + 2) === 0 ? null : i));
+      const strings = ints.map((v, i) => (v === null || i % 3 === 0 ? null : 'a'));
+      return arrow.tableFromArrays({
+        x: arrow.vectorFromArray(ints, new arrow.Int32()),
+        s: arrow.vectorFromArray(strings, new arrow.Utf8()),
+      }).batches[0];
+    });
+    const bytes = arrow.tableToIPC(new arrow.Table(batches), 'stream');
+    const theirs = arrow.tableFromIPC(bytes);
+    const table = quiver.tableFromIPC(bytes);
+    try {
+      const validOf = (column) => Array.from({ length: column.length }, (_, i) => column.isValid(i));
+      for (const name of ['x', 's']) {
+        const want = validOf(theirs.getChild(name));
+        assert.deepEqual(table.getChild(name).chunks.flatMap(validOf), want, `getChild(${name}) chunks`);
+        const perBatch = table.batches.flatMap((batch) => {
+          const valid = validOf(batch.columns()[name === 'x' ? 0 : 1]);
+          batch.free();
+          return valid;
+        });
+        assert.deepEqual(perBatch, want, `batch.columns() ${name}`);
+      }
+    } finally {
+      table.free();
+    }
+  });
 }
 
 /** A metadata Map's entries by key (a map: its order carries no meaning). */
