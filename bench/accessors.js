@@ -20,10 +20,11 @@
 //                 beside it, one memcpy of the same bytes into a kept buffer: the copy
 //                 into wasm memory that Quiver's decode cannot skip (wasm reads only its
 //                 own memory), where flechette reads the caller's bytes in place; and
-//                 flechette's loop alone, over a table it decoded before the timing.
-//                 The two together are the cell's floor: what a reader that must copy
-//                 the bytes would take if its decode cost nothing and its loop ran at
-//                 flechette's speed;
+//                 Quiver's loop alone, over a table it decoded before the timing, which
+//                 reads views of wasm memory (in Chromium over the resizable buffer, which
+//                 V8 reads more slowly; see the fixed-length memory run). The two together
+//                 are the cell's floor: what a reader that must copy the bytes into wasm
+//                 memory and read them there would take if its decode cost nothing;
 //   (memcpy)      beside toArray float64, the column's values copied from one plain
 //                 array into a new one; and the floor: Quiver's own views copied by hand
 //                 into a new array (a `set` per batch), the copy out of wasm memory
@@ -98,12 +99,17 @@ function quiverCells(quiver) {
     rows: (t) => t.toArray(),
     readme(bytes) {
       const t = quiver.tableFromIPC(bytes);
+      const sum = this.loop(t);
+      t.free();
+      return sum;
+    },
+    /** The README loop alone, over a decoded table. */
+    loop(t) {
       let sum = 0;
       for (const c of t.getChild('i32').chunks) {
         const values = c.values;
         for (let i = 0; i < c.length; i++) if (c.isValid(i)) sum += values[i];
       }
-      t.free();
       return sum;
     },
   };
@@ -148,7 +154,6 @@ function flechetteCells(flechette) {
     readme(bytes) {
       return this.loop(flechette.tableFromIPC(bytes));
     },
-    /** The README loop alone, over a decoded table. */
     loop(t) {
       let sum = 0;
       for (const c of t.getChild('i32').data) {
@@ -229,9 +234,9 @@ const CELLS = [
 ];
 const README = 'decode + README loop';
 const MEMCPY = 'memcpy';
-// The floor's part that MEMCPY is not: flechette's README loop alone, or Quiver's views
+// The floor's part that MEMCPY is not: Quiver's README loop alone, or Quiver's views
 // copied out of wasm memory (see the top of this file).
-const LOOP = 'flechette loop';
+const LOOP = 'Quiver loop';
 const COPY_OUT = 'copy out of wasm memory';
 const AGAIN = 'flechette again';
 const BATCHES = 200;
@@ -273,10 +278,11 @@ export async function runAccessorsBench({ quiver, flechette, arrow }, files, { r
     const f64 = tables[flechetteAt].reader.getChild('f64').toArray();
     for (const [cell, makeRun, method] of cells) {
       const runs = contenders.flatMap(([name, c], k) => (c[method] ? [[name, makeRun(c, k)]] : []));
+      let decoded;
       if (cell === README) {
-        const flechetteRuns = contenders[flechetteAt][1];
-        const decoded = flechetteRuns.decode(full);
-        runs.push([MEMCPY, () => scratch.set(full)], [LOOP, () => flechetteRuns.loop(decoded)]);
+        const quiverRuns = contenders[quiverAt][1];
+        decoded = quiverRuns.decode(full);
+        runs.push([MEMCPY, () => scratch.set(full)], [LOOP, () => quiverRuns.loop(decoded)]);
       }
       if (cell === 'toArray float64') {
         const quiverTable = tables[quiverAt].reader;
@@ -297,6 +303,7 @@ export async function runAccessorsBench({ quiver, flechette, arrow }, files, { r
         results.push({ rows, cell, name, ns });
       });
       log(`${rows} ${cell}: ${runs.map(([name], k) => `${name} ${fmt(results.at(k - runs.length).ns, 2)}`).join(', ')}`);
+      decoded?.free();
     }
     contenders.forEach(([, c], k) => {
       c.free?.(tables[k].reader);
@@ -328,6 +335,6 @@ export function accessorsTables(results, env) {
       body.push([cell, rows, fmt(q, 2), fmt(f, 2), fmt(a, 2), orDash(m), orDash(floor), `${fmt(q / f, 2)}×`, same]);
     }
   }
-  return `#### Per-row accessors (ns a row; the README loop in µs a batch, beside one memcpy of the stream's bytes, which Quiver's decode must copy into wasm memory, and its floor, that memcpy plus flechette's loop alone; toArray float64 beside one copy of the values into a new array, and its floor, Quiver's views copied out of wasm memory by hand; flechette timed twice, the run's noise on the same code), ${env}\n\n` +
+  return `#### Per-row accessors (ns a row; the README loop in µs a batch, beside one memcpy of the stream's bytes, which Quiver's decode must copy into wasm memory, and its floor, that memcpy plus Quiver's loop alone over a table decoded before; toArray float64 beside one copy of the values into a new array, and its floor, Quiver's views copied out of wasm memory by hand; flechette timed twice, the run's noise on the same code), ${env}\n\n` +
     table([['read', 'rows/batch', 'Quiver', 'flechette', 'Arrow JS', 'memcpy', 'floor', 'Quiver ÷ flechette', 'flechette ÷ itself'], ...body]);
 }

@@ -82,7 +82,7 @@ test('each per-row cell slower than flechette is set beside fixed-length memory,
   const { page } = await report({
     chromium: { env: 'Chromium 156', report: { accessors: accessorRows(2000, {
       'values per row': { quiver: 4, flechette: 1 },
-      'decode + README loop': { quiver: 25, flechette: 10, memcpy: 9, 'flechette loop': 3 },
+      'decode + README loop': { quiver: 25, flechette: 10, memcpy: 9, 'Quiver loop': 3 },
       'get int32': { quiver: 1, flechette: 2 },
     }) }, failed: {} },
     'chromium-fixed': { env: 'Chromium 156, fixed-length memory', report: { accessors: accessorRows(2000, {
