@@ -80,11 +80,19 @@ export function addProtocols({ StreamReader, FlightStream, FlightClient, ArrowFi
   // Reads the ranges batch i needs (the dictionaries the first time, then its block) and
   // decodes them.
   ArrowFile.prototype.batch = async function batch(index) {
-    const ranges = Array.from(this.ranges(index));
-    const starts = ranges.filter((_, i) => i % 2 === 0);
+    // Checked here: wasm-bindgen would make 1.5, NaN or undefined a batch index.
+    if (!Number.isInteger(index) || index < 0) {
+      const shown = typeof index === 'string' ? JSON.stringify(index) : String(index);
+      throw new RangeError(`expected a batch index, a whole number from 0, found ${shown}`);
+    }
+    const flat = this.ranges(index);
+    // readBatch takes them in file order, where a dictionary delta may follow the batch.
+    const ranges = [];
+    for (let i = 0; i < flat.length; i += 2) ranges.push([flat[i], flat[i + 1]]);
+    ranges.sort(([a], [b]) => a - b);
     const read = readers.get(this);
-    const parts = await Promise.all(starts.map((start, i) => read(start, ranges[2 * i + 1])));
-    return this.readBatch(index, starts, parts);
+    const parts = await Promise.all(ranges.map(([start, end]) => read(start, end)));
+    return this.readBatch(index, ranges.map(([start]) => start), parts);
   };
   StreamReader.prototype[Symbol.iterator] = function* batches() {
     for (let batch = this.nextBatch(); batch !== undefined; batch = this.nextBatch()) {

@@ -79,8 +79,8 @@ impl ArrowFile {
         self.decoder.stats().bytes_pushed as f64
     }
 
-    /// The ranges of the file that batch `index` needs, as `[start, end, start, end, ...]`.
-    /// Used by `batch`.
+    /// The ranges of the file that batch `index` needs, as `[start, end, start, end, ...]`,
+    /// not in file order. Used by `batch`.
     #[wasm_bindgen(skip_typescript)]
     pub fn ranges(&self, index: usize) -> WasmResult<Vec<f64>> {
         let ranges = self.decoder.ranges(index)?;
@@ -90,8 +90,8 @@ impl ArrowFile {
             .collect())
     }
 
-    /// Decodes batch `index` from `parts` of the file, part `i` starting at `starts[i]`.
-    /// Used by `batch`.
+    /// Decodes batch `index` from `parts` of the file, part `i` starting at `starts[i]`,
+    /// in file order. Used by `batch`.
     #[wasm_bindgen(js_name = readBatch, skip_typescript)]
     pub fn read_batch(
         &mut self,

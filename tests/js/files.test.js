@@ -95,6 +95,24 @@ test('openFile reads one batch of a Blob without reading the rest', async () => 
   await assert.rejects(fromBytes.batch(50), { message: 'batch 50 does not exist: the file has 50 batches' });
 });
 
+test('openFile reads a first batch that a dictionary delta follows, and refuses indexes that are not batches', async () => {
+  // pyarrow wrote [a, b], batch 0, then the delta [c] and batch 1: batch 0 needs the
+  // dictionary blocks on both sides of its own.
+  const bytes = readFileSync(join(dir, 'pyarrow_dictionary_deltas.arrow'));
+  const whole = tableFromIPC(bytes);
+  for (const source of [bytes, new Blob([bytes])]) {
+    const file = await openFile(source);
+    assert.equal(rows(await file.batch(0)), rows(whole.batches[0]));
+    assert.equal(rows(await file.batch(1)), rows(whole.batches[1]));
+    for (const index of [1.5, Number.NaN, undefined, '1', -1]) {
+      await assert.rejects(file.batch(index), {
+        name: 'RangeError',
+        message: `expected a batch index, a whole number from 0, found ${typeof index === 'string' ? '"1"' : String(index)}`,
+      });
+    }
+  }
+});
+
 test('FileWriter and tableToIPC write files that pyarrow and Quiver read back', () => {
   for (const name of ['pyarrow_types', 'pyarrow_dictionary_deltas', 'pandas']) {
     const table = tableFromIPC(readFileSync(join(dir, `${name}.arrow`)));

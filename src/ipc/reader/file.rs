@@ -159,20 +159,26 @@ impl FileDecoder {
         &self.stats
     }
 
-    /// The ranges of the file that batch `index` needs, in order: the first time, the
-    /// start of the file up to the first block (its magic and schema message) and the
-    /// dictionary blocks; then the batch's block.
+    /// The ranges of the file that batch `index` needs: the first time, the start of the
+    /// file up to the first block (its magic and schema message) and the dictionary
+    /// blocks; then the batch's block. Not in order of their starts: a dictionary's block
+    /// may lie after the batch's (a delta written after it).
     pub fn ranges(&self, index: usize) -> Result<Vec<Range<u64>>> {
         let batch = self.block(index)?;
         let mut ranges = Vec::new();
         if !self.prelude_read {
-            let first = self.dictionaries.iter().chain(&self.batches);
-            let end = first.map(|b| b.offset).min().unwrap_or(self.footer_start);
-            ranges.push(0..end.max(HEAD_BYTES));
+            ranges.push(self.head());
             ranges.extend(self.dictionaries.iter().map(Block::range));
         }
         ranges.push(batch.range());
         Ok(ranges)
+    }
+
+    /// The start of the file up to its first block: the magic and the schema message.
+    fn head(&self) -> Range<u64> {
+        let first = self.dictionaries.iter().chain(&self.batches);
+        let end = first.map(|b| b.offset).min().unwrap_or(self.footer_start);
+        0..end.max(HEAD_BYTES)
     }
 
     /// Decodes batch `index` from the bytes of [`FileDecoder::ranges`], which must lie
@@ -206,7 +212,7 @@ impl FileDecoder {
         self.stats.bytes_pushed += given.iter().map(|r| r.end - r.start).sum::<u64>();
         if !self.prelude_read {
             // SAFETY: passed on from the caller.
-            if let Err(error) = unsafe { self.read_prelude(&ranges[0], &mut copy) } {
+            if let Err(error) = unsafe { self.read_prelude(&self.head(), &mut copy) } {
                 self.failure = Some(error.to_string());
                 return Err(error);
             }
