@@ -4,29 +4,56 @@
 import { openSource, readSegments, splitOptions } from './sources.js';
 
 // What each reader made by StreamReader.from reads, until its first `for await`: the
-// source, the signal and the name of the function that made it, for errors.
+// source, the signal, the name of the function that made it (for errors), and the abort
+// listener that cancels the source before then.
 const sources = new WeakMap();
 
 function readerFor(StreamReader, source, options, fn) {
   const { signal, limits } = splitOptions(options, fn);
   const reader = new StreamReader(limits);
+  let chunks;
   try {
-    sources.set(reader, { chunks: openSource(source, fn), signal, fn });
+    chunks = openSource(source, fn);
   } catch (error) {
     reader.free();
     throw error;
   }
+  // The source is locked from here on: an abort before the first `for await` cancels it
+  // at once, as one during the loop does (readSegments listens from then on).
+  const abort = () => chunks.cancel(signal.reason);
+  sources.set(reader, { chunks, signal, fn, abort });
+  signal?.addEventListener('abort', abort);
+  if (signal?.aborted) abort();
   return reader;
+}
+
+/** `reader`'s source, which no one else will read, with its abort listener removed. */
+function detachSource(reader) {
+  const source = sources.get(reader);
+  if (source === undefined) return undefined;
+  sources.delete(reader);
+  source.signal?.removeEventListener('abort', source.abort);
+  return source;
 }
 
 /** The segments of the source `reader` was made for, to the first caller only. */
 function takeSource(reader) {
-  const source = sources.get(reader);
+  const source = detachSource(reader);
   if (source === undefined) {
     throw new Error('for await reads a StreamReader made by StreamReader.from(source), once; this one has no source left to read (push bytes and use for...of instead)');
   }
-  sources.delete(reader);
   return { ...source, segments: readSegments(source.chunks, source.signal, source.fn) };
+}
+
+/**
+ * `method` of StreamReader made to cancel a source not yet read first, so that a reader
+ * freed or consumed before its `for await` leaves no response body open and locked.
+ */
+function cancellingSource(method, name) {
+  return function (...args) {
+    detachSource(this)?.chunks.cancel(new Error(`StreamReader.${name}() was called before its source was read`));
+    return method.apply(this, args);
+  };
 }
 
 /**
@@ -35,6 +62,11 @@ function takeSource(reader) {
  */
 export function addReaderStreams(StreamReader) {
   StreamReader.from = (source, options) => readerFor(StreamReader, source, options, 'StreamReader.from');
+  const { prototype } = StreamReader;
+  prototype.free = cancellingSource(prototype.free, 'free');
+  // The glue assigned its own free, which would not cancel the source.
+  if (Symbol.dispose) prototype[Symbol.dispose] = prototype.free;
+  prototype.intoTable = cancellingSource(prototype.intoTable, 'intoTable');
   // Leaving the loop early cancels the source. The source's end ends the stream with
   // finish(), which throws if it ended inside a message. No batch is handed out once
   // the signal has aborted.

@@ -236,6 +236,37 @@ export function streamTests({ test, assert, quiver, arrow }) {
     reader.free();
   });
 
+  test('a signal aborted after from() and before the loop cancels the source at once', async () => {
+    const log = [];
+    const controller = new AbortController();
+    const reader = StreamReader.from(streamOf([bytes], log), { signal: controller.signal });
+    const reason = new Error('navigated away');
+    controller.abort(reason);
+    await null;
+    assert.deepEqual(log, ['cancel Error: navigated away']);
+    await assert.rejects(collect(reader), (error) => error === reason);
+    reader.free();
+  });
+
+  test('a reader freed, disposed or made a table before its loop cancels its source', async () => {
+    for (const [how, end] of [
+      ['free', (reader) => reader.free()],
+      ['free', (reader) => reader[Symbol.dispose]?.() ?? reader.free()],
+      ['intoTable', (reader) => assert.throws(() => reader.intoTable(), { message: /before its schema message/ })],
+    ]) {
+      const log = [];
+      const controller = new AbortController();
+      const reader = StreamReader.from(streamOf([bytes], log), { signal: controller.signal });
+      end(reader);
+      await null;
+      assert.deepEqual(log, [`cancel Error: StreamReader.${how}() was called before its source was read`]);
+      // Its abort listener went with it.
+      controller.abort();
+      await null;
+      assert.equal(log.length, 1);
+    }
+  });
+
   test('tableFromIPCAsync rejects with the reason of its signal', async () => {
     const reason = new Error('stop');
     const controller = new AbortController();
