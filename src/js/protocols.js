@@ -134,15 +134,17 @@ export function addProtocols({ StreamReader, FlightStream, FlightClient, ArrowFi
       if (!Array.isArray(batches) || !batches.every((b) => b instanceof classes.RecordBatch)) {
         throw new Error('doPut expects a Quiver Table or an array of Quiver RecordBatches (fromArrowJS converts apache-arrow ones)');
       }
-      const put = this.startPut(descriptor);
+      let put;
       try {
+        // Throws on a bad descriptor: the batches taken from a Table are freed below.
+        put = this.startPut(descriptor);
         for (const batch of batches) await put.write(batch);
         return await put.finish();
       } catch (error) {
-        put.cancel();
+        put?.cancel();
         throw error;
       } finally {
-        put.free();
+        put?.free();
         if (owned) for (const batch of batches) batch.free();
       }
     };

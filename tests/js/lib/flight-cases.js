@@ -233,6 +233,11 @@ export function flightCases({ test, assert, quiver, env, WebSocket, ForeignWebSo
       await assert.rejects(client.doPut({ path: [name] }, batches[0]),
         /doPut expects a Quiver Table or an array of Quiver RecordBatches/);
       assert.equal(batches[0].numRows, 20_000);
+      // So is a bad descriptor, and the batch handles taken from a Table are freed at once.
+      const before = quiver.memoryStats().liveBytes;
+      const refused = client.doPut({ path: 5 }, table);
+      assert.equal(quiver.memoryStats().liveBytes, before);
+      await assert.rejects(refused, { message: /^a descriptor must be \{ path: string\[\] \}/ });
       assert.equal((await client.doGet(`put:${name}`).readAll()).numRows, 40_000);
     } finally {
       client.close();
