@@ -18,9 +18,17 @@ import { describe } from './sources.js';
  */
 export function writerStream({ StreamWriter, RecordBatch }, options) {
   let writer;
+  // The batches written and not yet transformed, which a stream that fails or is
+  // cancelled drops from its queue: freed then, not left to the collector. The writable
+  // side's `size` sees every chunk as it is written, before it is queued.
+  const queued = new Set();
+  let ended = false;
   const release = () => {
     writer?.free();
     writer = undefined;
+    ended = true;
+    for (const batch of queued) if (batch instanceof RecordBatch) batch.free();
+    queued.clear();
   };
   const enqueue = (chunks, controller) => {
     try {
@@ -31,6 +39,7 @@ export function writerStream({ StreamWriter, RecordBatch }, options) {
   };
   return new TransformStream({
     transform(batch, controller) {
+      queued.delete(batch);
       if (!(batch instanceof RecordBatch)) {
         release();
         throw new Error(`StreamWriter.transformStream expects Quiver RecordBatches, found ${describe(batch)} (fromArrowJS converts apache-arrow ones)`);
@@ -56,7 +65,14 @@ export function writerStream({ StreamWriter, RecordBatch }, options) {
       }
     },
     // Where the runtime calls it (readable cancelled, writable aborted); elsewhere the
-    // collector frees the writer.
+    // collector frees the writer and the batches still queued.
     cancel: release,
+  }, {
+    highWaterMark: 1,
+    size(batch) {
+      // A write to a stream that has ended is refused: that batch stays the caller's.
+      if (!ended) queued.add(batch);
+      return 1;
+    },
   });
 }

@@ -429,6 +429,25 @@ function writerStreamTests({ test, assert, quiver, arrow }, bytes) {
     table.free();
   });
 
+  test('batches still queued when the writer stream is cancelled are freed, not left to the collector', async () => {
+    const table = tableFromIPC(bytes);
+    const batches = table.batches;
+    const encoder = StreamWriter.transformStream();
+    const writer = encoder.writable.getWriter();
+    // Nothing reads the readable side, so the writes wait in the writable side's queue.
+    const writes = batches.map((batch) => writer.write(batch));
+    const reason = new Error('user cancelled');
+    await encoder.readable.cancel(reason);
+    for (const write of writes) await assert.rejects(write, (error) => error === reason);
+    for (const batch of batches) assert.throws(() => batch.numRows, /was freed/);
+    // A write refused because the stream has ended leaves the batch its caller's.
+    const late = table.batches[0];
+    await assert.rejects(writer.write(late));
+    assert.ok(late.numRows > 0);
+    late.free();
+    table.free();
+  });
+
   test('piped into Response and back through StreamReader.from, the batches read back equal', async () => {
     const table = tableFromIPC(bytes);
     const batches = table.batches;
