@@ -201,9 +201,10 @@ function context(arrow, memory, zero, keeper) {
     return out;
   };
   // On resizable memory, `data[key]` becomes a getter that copies on first read and then
-  // replaces itself with the copy; elsewhere the views (or copies) already work.
+  // replaces itself with the copy; elsewhere the views work, and copies (`zero` false)
+  // are plain arrays already, made while the source lives.
   const textLater = (data, key, copy) => {
-    if (!memory.buffer.resizable) return;
+    if (!zero || !memory.buffer.resizable) return;
     const settle = (value) =>
       Object.defineProperty(data, key, { value, writable: true, enumerable: true, configurable: true });
     Object.defineProperty(data, key, {

@@ -4,12 +4,12 @@
 // errors for freed batches, missing columns and types Arrow JS cannot represent.
 import { normalize } from './columns.js';
 
-/** A stream of `batches` batches of `rows` rows (int32 with nulls, utf8, float64). */
-function smallStream(arrow, batches, rows) {
+/** A stream of `batches` batches of `rows` rows (int32 with nulls, utf8 from `prefix`, float64). */
+function smallStream(arrow, batches, rows, prefix = 'row') {
   const batch = (b) => arrow.tableFromArrays({
     i32: Int32Array.from({ length: rows }, (_, i) => b * rows + i),
     f64: Float64Array.from({ length: rows }, (_, i) => i / 4),
-    str: Array.from({ length: rows }, (_, i) => (i % 7 === 3 ? null : `row ${b}:${i}`)),
+    str: Array.from({ length: rows }, (_, i) => (i % 7 === 3 ? null : `${prefix} ${b}:${i}`)),
   });
   let table = batch(0);
   for (let b = 1; b < batches; b++) table = table.concat(batch(b));
@@ -498,8 +498,16 @@ export function memoryTests({ test, assert, quiver, arrow, expected, read, names
     assert.equal(str.values.buffer.resizable, false);
     // The result holds its own share of the buffers: freeing the source leaves it valid.
     const shared = quiver.toArrowJS(batch, arrow, { zeroCopy: true });
+    // A copy's strings are copied at once too, not when first read from freed memory.
+    const copied = quiver.toArrowJS(batch, arrow, { zeroCopy: false });
+    const strings = [...arrow.tableFromIPC(smallStream(arrow, 1, 5)).getChild('str')];
+    assert.equal(Object.getOwnPropertyDescriptor(copied.getChild('str').data[0].dictionary.data[0], 'values').get, undefined);
     batch.free();
     table.free();
+    // What the allocator puts where the freed strings were.
+    const reuse = quiver.tableFromIPC(smallStream(arrow, 1, 5, 'XYZ'));
     assert.deepEqual([...shared.getChild('f64')], [0, 0.25, 0.5, 0.75, 1]);
+    assert.deepEqual([...copied.getChild('str')], strings);
+    reuse.free();
   });
 }
