@@ -222,8 +222,11 @@ function valueReader(column, start, options) {
     case 'Struct': {
       const names = column.children.map((c) => c.name);
       const readers = column.children.map((c) => c.reader(options));
+      // Each row starts as a copy of one with every key as its own property, as in
+      // makeRows: a field named `__proto__` is then a value, not the row's prototype.
+      const template = Object.fromEntries(names.map((name) => [name, null]));
       return (i) => {
-        const row = {};
+        const row = { ...template };
         for (let k = 0; k < names.length; k++) row[names[k]] = readers[k](i);
         return row;
       };

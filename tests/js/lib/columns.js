@@ -144,6 +144,22 @@ export function columnTests({ test, assert, quiver, arrow, expected, read }) {
     });
   }
 
+  test('a struct field named __proto__ is a value of the row, not its prototype', () => {
+    const int32 = (...values) => arrow.makeData({ type: new arrow.Int32(), data: Int32Array.from(values) });
+    const fields = ['__proto__', 'a'].map((name) => new arrow.Field(name, new arrow.Int32()));
+    const struct = arrow.makeData({ type: new arrow.Struct(fields), length: 2, nullCount: 0, children: [int32(7, 8), int32(1, 2)] });
+    const table = quiver.tableFromIPC(arrow.tableToIPC(new arrow.Table({ s: arrow.makeVector(struct) }), 'stream'));
+    try {
+      const column = table.getChild('s');
+      for (const [how, row] of [['get', column.get(0)], ['toArray', column.toArray()[0]], ['table.toArray', table.toArray()[0].s]]) {
+        assert.equal(Object.getPrototypeOf(row), Object.prototype, how);
+        assert.deepEqual(Object.entries(row), [['__proto__', 7], ['a', 1]], how);
+      }
+    } finally {
+      table.free();
+    }
+  });
+
   test('bitmap copies made at once stay apart: long nullable batches', () => {
     // getChild and batch.columns() copy the bitmaps of the columns they make into one
     // array (column.js, bitmapRoom); here each batch and column has nulls in other rows.
