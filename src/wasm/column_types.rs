@@ -64,7 +64,9 @@ export interface Column<V = unknown> extends Iterable<V | null> {
   readonly values: ColumnValues | undefined;
   /** Bit of row 0 in a bool's `values` (0 for decoded IPC). */
   readonly bitOffset: number;
-  /** Validity bits, or null when every row is valid. */
+  /** Validity bits, or null when the column has none: no row is null then, except in
+   *  Null, Union and RunEndEncoded columns, which have no bitmap of their own (their
+   *  `isValid` and `nullCount` say which rows are null). */
   readonly validity: Uint8Array | null;
   /** Bit of row 0 in `validity` (0 for decoded IPC). */
   readonly validityBitOffset: number;
