@@ -429,7 +429,31 @@ function writerStreamTests({ test, assert, quiver, arrow }, bytes) {
     table.free();
   });
 
-  test('batches still queued when the writer stream is cancelled are freed, not left to the collector', async () => {
+  test('batches still queued when the writer stream fails are freed, not left to the collector', async () => {
+    const table = tableFromIPC(bytes);
+    const [first, ...rest] = table.batches;
+    const other = quiver.batchFromColumns({ name: ['a'] });
+    const encoder = StreamWriter.transformStream();
+    const writer = encoder.writable.getWriter();
+    // Queued before anything reads: the second write fails, the rest wait behind it.
+    const writes = [first, other, ...rest].map((batch) => writer.write(batch));
+    const mismatch = "the writer's schema has 2 columns, the batch has 1";
+    await assert.rejects(chunksOf(encoder.readable), { message: mismatch });
+    await Promise.allSettled(writes);
+    for (const batch of [first, other, ...rest]) assert.throws(() => batch.numRows, /was freed/);
+    // A write refused because the stream has ended leaves the batch its caller's.
+    const late = table.batches[0];
+    await assert.rejects(writer.write(late), { message: mismatch });
+    assert.ok(late.numRows > 0);
+    late.free();
+    table.free();
+  });
+
+  test('batches still queued when the writer stream is cancelled are freed where the runtime says so', async () => {
+    // Node 20 calls a transformer's cancel(); Chromium 156, Firefox 153 and WebKit 2.50
+    // do not, and leave the queued batches to the collector (README, Streams).
+    let told = false;
+    await new TransformStream({ cancel: () => { told = true; } }).readable.cancel();
     const table = tableFromIPC(bytes);
     const batches = table.batches;
     const encoder = StreamWriter.transformStream();
@@ -439,12 +463,10 @@ function writerStreamTests({ test, assert, quiver, arrow }, bytes) {
     const reason = new Error('user cancelled');
     await encoder.readable.cancel(reason);
     for (const write of writes) await assert.rejects(write, (error) => error === reason);
-    for (const batch of batches) assert.throws(() => batch.numRows, /was freed/);
-    // A write refused because the stream has ended leaves the batch its caller's.
-    const late = table.batches[0];
-    await assert.rejects(writer.write(late));
-    assert.ok(late.numRows > 0);
-    late.free();
+    for (const batch of batches) {
+      if (told) assert.throws(() => batch.numRows, /was freed/);
+      else batch.free();
+    }
     table.free();
   });
 
