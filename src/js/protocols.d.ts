@@ -139,9 +139,12 @@ interface AsyncIterableReader<Batch> {
 }
 
 /**
- * A whole IPC stream from `source` (what `StreamReader.from` takes), in one `Table` that
- * is yours to free. Each chunk is pushed as it arrives, so the body is never held whole
- * in JavaScript. `tableFromIPC(bytes)` stays synchronous, for bytes you already have.
+ * A whole IPC stream or file from `source` (what `StreamReader.from` takes), in one
+ * `Table` that is yours to free. A stream's chunks are pushed as they arrive, so the body
+ * is never held whole in JavaScript; a file (it starts with the magic `ARROW1`) is read
+ * through its footer, so its chunks are kept until the last one and then copied into
+ * wasm memory once, as `tableFromIPC` reads them. `tableFromIPC(bytes)` stays
+ * synchronous, for bytes you already have; `openFile` reads one batch of a file at a time.
  *
  * ```js
  * using table = await tableFromIPCAsync(await fetch('/data.arrows'));

@@ -99,7 +99,7 @@ export function addProtocols({ StreamReader, FlightStream, FlightClient, ArrowFi
       yield batch;
     }
   };
-  const tableFromIPCAsync = addReaderStreams(StreamReader);
+  const tableFromIPCAsync = addReaderStreams(StreamReader, classes.tableFromIPC);
   // Absent from the decode-only build.
   if (FlightStream) {
     // readChunk() without the app_metadata: what the wasm module would do in more code.

@@ -60,7 +60,7 @@ function cancellingSource(method, name) {
  * Adds `StreamReader.from(source, options)` and `for await` over what it returns; returns
  * `tableFromIPCAsync`, which the package entries export.
  */
-export function addReaderStreams(StreamReader) {
+export function addReaderStreams(StreamReader, tableFromIPC) {
   StreamReader.from = (source, options) => readerFor(StreamReader, source, options, 'StreamReader.from');
   const { prototype } = StreamReader;
   prototype.free = cancellingSource(prototype.free, 'free');
@@ -80,13 +80,45 @@ export function addReaderStreams(StreamReader) {
   };
   return async function tableFromIPCAsync(source, options) {
     const reader = readerFor(StreamReader, source, options, 'tableFromIPCAsync');
+    const { segments } = takeSource(reader);
     try {
-      for await (const segment of takeSource(reader).segments) reader.push(segment);
+      // The first bytes tell an IPC file (its magic) from a stream, maybe over segments.
+      const head = [];
+      let headBytes = 0;
+      for (let next; headBytes < MAGIC.length && !(next = await segments.next()).done;) {
+        head.push(next.value);
+        headBytes += next.value.length;
+      }
+      if (startsWithMagic(head)) {
+        // A file is read through its footer, at its end: its segments are kept as they
+        // come and copied into wasm memory once, by tableFromIPC, never joined here.
+        reader.free();
+        for await (const segment of segments) head.push(segment);
+        return tableFromIPC(head, splitOptions(options, 'tableFromIPCAsync').limits);
+      }
+      for (const segment of head) reader.push(segment);
+      for await (const segment of segments) reader.push(segment);
       // Takes the batches the reader decoded and kept, and consumes it.
       return reader.intoTable();
     } catch (error) {
       reader.free();
+      // Cancels the source if the error came before the for await that would have.
+      await segments.return();
       throw error;
     }
   };
+}
+
+// What an IPC file starts with: "ARROW1".
+const MAGIC = [0x41, 0x52, 0x52, 0x4f, 0x57, 0x31];
+
+/** Whether the bytes of `segments`, one after the other, start with MAGIC. */
+function startsWithMagic(segments) {
+  let at = 0;
+  for (const segment of segments) {
+    for (let i = 0; i < segment.length && at < MAGIC.length; i++, at++) {
+      if (segment[i] !== MAGIC[at]) return false;
+    }
+  }
+  return at === MAGIC.length;
 }

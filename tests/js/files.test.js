@@ -156,7 +156,7 @@ test('malformed files get an Error that says what is wrong, and the module goes 
   await assert.rejects(openFile('file.arrow'), { message: 'openFile expects a Uint8Array or a Blob (a File is one)' });
   const reader = new StreamReader();
   assert.throws(() => reader.push(good), {
-    message: 'invalid IPC stream: expected a message, found the magic ARROW1 of an IPC file: read files with tableFromIPC or openFile',
+    message: 'invalid IPC stream: expected a message, found the magic ARROW1 of an IPC file: read files with tableFromIPC, tableFromIPCAsync or openFile',
   });
   reader.free();
   const table = tableFromIPC(good);

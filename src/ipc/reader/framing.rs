@@ -152,7 +152,7 @@ impl Framer {
         if self.filled == 4 && self.prefix[..4] == *b"ARRO" {
             return Err(QuiverError::invalid(
                 "expected a message, found the magic ARROW1 of an IPC file: read files with \
-                 tableFromIPC or openFile",
+                 tableFromIPC, tableFromIPCAsync or openFile",
             ));
         }
         // Before format 0.15 the prefix was the length alone, with no continuation marker.

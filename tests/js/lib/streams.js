@@ -67,6 +67,13 @@ export function streamTests({ test, assert, quiver, arrow }) {
     table.free();
     return values;
   })();
+  // The same batches as an IPC file.
+  const file = (() => {
+    const table = tableFromIPC(bytes);
+    const out = quiver.tableToIPC(table, { format: 'file' });
+    table.free();
+    return out;
+  })();
 
   const sources = {
     'a ReadableStream': (chunks) => streamOf(chunks),
@@ -91,7 +98,31 @@ export function streamTests({ test, assert, quiver, arrow }) {
       assert.deepEqual(table.getChild('id').toArray({ typed: false }), want);
       table.free();
     });
+
+    test(`tableFromIPCAsync reads an IPC file from ${kind}, its magic split over segments`, async () => {
+      // Pieces of 4 bytes first, so the magic ARROW1 spans two of them.
+      const table = await tableFromIPCAsync(make([...pieces(file.subarray(0, 8), 4), ...pieces(file.subarray(8), 999)]));
+      assert.equal(table.numRows, 1200);
+      assert.deepEqual(table.getChild('id').toArray({ typed: false }), want);
+      table.free();
+    });
   }
+
+  test('tableFromIPCAsync refuses a malformed file, honours its signal and limits, and the module goes on', async () => {
+    const log = [];
+    await assert.rejects(tableFromIPCAsync(streamOf([file.subarray(0, 100)], log)),
+      { message: /^invalid IPC stream: expected an IPC file to end with the magic ARROW1, found bytes \[.*\]: the file is truncated or not an IPC file$/ });
+    const controller = new AbortController();
+    const reason = new Error('stop');
+    const pending = tableFromIPCAsync(streamOf([file.subarray(0, 10), never], log), { signal: controller.signal });
+    setTimeout(() => controller.abort(reason), 10);
+    await assert.rejects(pending, (error) => error === reason);
+    assert.equal(log.at(-1), 'cancel Error: stop');
+    await assert.rejects(tableFromIPCAsync(new Blob([file]), { maxMessageBytes: 64 }), { message: /^file footer of \d+ bytes exceeds maxMessageBytes = 64 bytes$/ });
+    const table = await tableFromIPCAsync(new Blob([file]));
+    assert.equal(table.numRows, 1200);
+    table.free();
+  });
 
   test('intoTable takes the batches not yet taken, and consumes the reader', () => {
     const reader = new StreamReader();
