@@ -280,6 +280,9 @@ impl GetStream {
             }
         }
         self.drain(out);
+        if !self.is_open() {
+            return Ok(());
+        }
         if let Err(failure) = self.hold() {
             self.stop(failure, out);
             return Ok(());
@@ -314,10 +317,17 @@ impl GetStream {
     /// Moves decoded batches, with the `app_metadata` of their messages, to the reader or
     /// to the queue.
     fn drain(&mut self, out: &mut Actions) {
-        while let Some(batch) = self.decoder.next_batch_with_metadata() {
+        // A chunk delivered may end the stream (its handle was released): drop the rest.
+        while self.is_open() {
+            let Some(batch) = self.decoder.next_batch_with_metadata() else {
+                break;
+            };
             self.rows += batch.0.num_rows() as u64;
             let app_metadata = self.arriving.take().map(|(_, m)| m);
             self.deliver(Some(batch), app_metadata, out);
+        }
+        if !self.is_open() {
+            return;
         }
         // The message has been read and made no batch: its app_metadata comes alone.
         let messages = self.decoder.stats().messages;
@@ -355,6 +365,10 @@ impl GetStream {
                     app_metadata,
                 };
                 out.push(Action::Chunk { stream, chunk });
+                // Released while its read was pending: nobody reads past this chunk.
+                if self.released {
+                    self.cancel(out);
+                }
             }
             (Reader::Idle, batch) => {
                 self.window.queued += bytes;
@@ -431,18 +445,15 @@ impl GetStream {
         }
         let _ = self.reservation.hold(0);
         // A waiter exists only while the queue is empty: it gets the end now.
-        match std::mem::replace(&mut self.reader, Reader::Collecting(Vec::new())) {
+        match std::mem::replace(&mut self.reader, Reader::Idle) {
             Reader::Collecting(batches) => out.push(Action::Collected {
                 stream: self.id,
                 result: self.collected(&result, batches),
             }),
-            Reader::Waiting | Reader::Idle => {
-                self.reader = Reader::Idle;
-                out.push(Action::GetEnded {
-                    stream: self.id,
-                    result: result.clone(),
-                });
-            }
+            Reader::Waiting | Reader::Idle => out.push(Action::GetEnded {
+                stream: self.id,
+                result: result.clone(),
+            }),
         }
         self.done = Some(result);
     }
@@ -499,11 +510,7 @@ impl GetStream {
         let _ = self.hold();
         self.grant(out);
         match &self.done {
-            Some(result) => {
-                let collected = self.collected(result, batches);
-                self.reader = Reader::Collecting(Vec::new());
-                Ok(Some(collected))
-            }
+            Some(result) => Ok(Some(self.collected(result, batches))),
             None => {
                 self.reader = Reader::Collecting(batches);
                 Ok(None)
@@ -511,7 +518,8 @@ impl GetStream {
         }
     }
 
-    /// The handle is gone: with no reader waiting, nobody will read the rest, so cancel.
+    /// The handle is gone: with no reader waiting, nobody will read the rest, so cancel;
+    /// with a `next()` waiting, once it has its chunk (see `deliver`).
     /// (`client.doGet(t).readAll()` drops the handle while its promise is pending.)
     pub(super) fn release(&mut self, out: &mut Actions) {
         if matches!(self.reader, Reader::Idle) {

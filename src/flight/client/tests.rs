@@ -399,6 +399,56 @@ fn cancel_while_frames_are_in_flight() -> TestResult {
 }
 
 #[test]
+fn a_stream_released_while_a_read_waits_is_cancelled_once_the_read_has_its_chunk() -> TestResult {
+    let bytes = stream_bytes(3, 10)?;
+    let mut client = connect(Budget::new(budget::DEFAULT_BUDGET_BYTES))?;
+    let id = client.open_get(b"t".to_vec(), Vec::new(), Some(1 << 20));
+    actions(&mut client);
+    assert!(matches!(next(&mut client, id)?, Next::Wait));
+    // The handle goes (the garbage collector, or free()) while its next() is pending.
+    client.release(id);
+    assert_eq!(sent(&actions(&mut client))?, []);
+
+    for segment in bytes.chunks(SEGMENT) {
+        frame(&mut client, id, segment)?;
+    }
+    let done = actions(&mut client);
+    let chunks = done
+        .iter()
+        .filter(|a| matches!(a, Action::Chunk { stream, .. } if *stream == id))
+        .count();
+    assert_eq!(
+        chunks, 1,
+        "the waiting read gets its chunk, and nothing is queued"
+    );
+    assert!(sent(&done)?.contains(&ClientMessage::Cancel { stream: id }));
+    let cancelled = Failure::new(CANCELLED, "cancelled by the client");
+    assert_eq!(ended(&done, id), Some(Err(cancelled)));
+    assert!(client.get(id).is_none(), "the stream is forgotten");
+    Ok(())
+}
+
+#[test]
+fn read_all_again_after_the_end_gives_nothing_more() -> TestResult {
+    let bytes = stream_bytes(2, 10)?;
+    let mut client = connect(Budget::new(budget::DEFAULT_BUDGET_BYTES))?;
+    let id = client.open_get(b"t".to_vec(), Vec::new(), Some(1 << 20));
+    for segment in bytes.chunks(SEGMENT) {
+        frame(&mut client, id, segment)?;
+    }
+    status(&mut client, id, 0, "")?;
+    actions(&mut client);
+    let (get, out) = client.get_mut(id)?;
+    let rows = |collected: Option<Collected>| -> TestResult<Vec<usize>> {
+        let (_, batches) = collected.ok_or("no batches")?.map_err(|f| f.message)?;
+        Ok(batches.iter().map(|(b, _)| b.num_rows()).collect())
+    };
+    assert_eq!(rows(get.collect(out)?)?, [10, 10]);
+    assert_eq!(rows(get.collect(out)?)?, Vec::<usize>::new());
+    Ok(())
+}
+
+#[test]
 fn stream_ids_are_never_reused_or_lowered() -> TestResult {
     let bytes = stream_bytes(1, 10)?;
     let mut client = connect(Budget::new(budget::DEFAULT_BUDGET_BYTES))?;

@@ -309,6 +309,23 @@ export function flightCases({ test, assert, quiver, env, WebSocket, ForeignWebSo
     }
   });
 
+  test('flight: a stream freed while its next() waits cancels the upstream call once that read has its batch', async () => {
+    const client = await connect();
+    try {
+      const name = tag('freed-waiting');
+      const stream = client.doGet(`slow:${name}`);
+      const pending = stream.next();
+      stream.free();
+      const batch = await pending;
+      assert.equal(batch.numRows, 100);
+      batch.free();
+      assert.ok(await env.saw(`CANCELLED ${name}`, 10_000), 'the pyarrow server saw the cancellation');
+      assert.equal((await client.doGet('data:0:10:1').readAll()).numRows, 10);
+    } finally {
+      client.close();
+    }
+  });
+
   test('flight: closing the client mid-stream cancels the upstream call', async () => {
     const client = await connect();
     const name = tag('disconnect');
