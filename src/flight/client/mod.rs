@@ -97,8 +97,9 @@ impl Action {
 pub enum ClientError {
     #[error("{0}")]
     Usage(&'static str),
-    #[error("the upload failed: {0}")]
-    PutFailed(String),
+    /// The upload ended with this failure before the call.
+    #[error("the upload failed: {}", .0.message)]
+    PutFailed(Failure),
     /// The limit is the gateway's `maxSegmentBytes` or credit window, less an IPC byte
     /// with a batch.
     #[error("app_metadata of {found} bytes is over the {limit} that fit in one frame")]

@@ -198,7 +198,7 @@ impl PutStream {
 
     fn check_open(&self) -> Result<(), ClientError> {
         match (&self.done, self.ending || self.finishing) {
-            (Some(Err(f)), _) => Err(ClientError::PutFailed(f.message.clone())),
+            (Some(Err(f)), _) => Err(ClientError::PutFailed(f.clone())),
             (Some(Ok(())), _) | (None, true) => Err(ClientError::Usage("the upload is finished")),
             (None, false) => Ok(()),
         }

@@ -10,7 +10,8 @@ use super::super::batch::RecordBatch;
 use super::super::error::WasmResult;
 use super::conn::{run, with_client, Owner};
 use super::deferred::Deferred;
-use crate::flight::client::{Actions, PutStream as CorePut};
+use super::error::to_js;
+use crate::flight::client::{Actions, ClientError, PutStream as CorePut};
 use crate::flight::control::Descriptor;
 
 /// An open DoPut: write batches, then `finish()` for the server's PutResults.
@@ -65,6 +66,7 @@ impl PutStream {
                 conn.borrow_mut().wait_sent(self.id, waiter);
                 promise
             }
+            Err(ClientError::PutFailed(failure)) => Promise::reject(&to_js(&failure)),
             Err(e) => {
                 run(conn);
                 return Err(e.into());
@@ -124,9 +126,14 @@ impl PutStream {
             .client
             .put_mut(self.id)
             .and_then(|(put, out)| put.finish_upload(out));
-        if let Err(e) = finishing {
-            run(conn);
-            return Err(e.into());
+        match finishing {
+            Ok(()) => {}
+            // The upload failed before: the call rejects as its write() did.
+            Err(ClientError::PutFailed(failure)) => return Ok(Promise::reject(&to_js(&failure))),
+            Err(e) => {
+                run(conn);
+                return Err(e.into());
+            }
         }
         let (promise, waiter) = Deferred::new();
         conn.borrow_mut().wait_finished(self.id, waiter);

@@ -292,6 +292,34 @@ export function flightCases({ test, assert, quiver, env, WebSocket, ForeignWebSo
     }
   });
 
+  test('flight: once an upload has failed, write, writeMetadata and finish reject with its FlightError', async () => {
+    const client = await connect();
+    const batch = quiver.batchFromColumns({ x: new Float64Array(10) });
+    const refused = /uploads to refused are not implemented/;
+    try {
+      const put = client.startPut({ path: ['refused'] });
+      // The server refuses before it reads: the write may or may not have failed yet.
+      await put.write(batch).catch(() => {});
+      await rejectsWith(put.finish(), 12, refused);
+      for (const call of [() => put.write(batch), () => put.writeMetadata(new Uint8Array(1)), () => put.finish()]) {
+        let promise;
+        assert.doesNotThrow(() => {
+          promise = call();
+        });
+        await rejectsWith(promise, 12, refused);
+      }
+      put.free();
+      // So does a cancelled one, with CANCELLED.
+      const cancelled = client.startPut({ path: [tag('cancelled-put')] });
+      cancelled.cancel();
+      await rejectsWith(cancelled.write(batch), 1);
+      cancelled.free();
+    } finally {
+      batch.free();
+      client.close();
+    }
+  });
+
   test('flight: AbortSignal cancels the upstream call (context.is_cancelled())', async () => {
     const client = await connect();
     try {
