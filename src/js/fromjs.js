@@ -97,7 +97,8 @@ function walkData(data, name, nodes, sources) {
     case 4: case 5: case 19: case 20: { // (Large)Binary, (Large)Utf8
       const offsets = data.valueOffsets.subarray(0, length + 1);
       sources.push(bytesOf(offsets, offsets.byteLength));
-      const end = length > 0 ? Number(offsets[length]) : 0;
+      // Through the last offset, also of no rows: a slice's first offset may be past 0.
+      const end = offsets.length > 0 ? Number(offsets[offsets.length - 1]) : 0;
       sources.push(bytesOf(data.values, end));
       return;
     }
