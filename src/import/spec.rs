@@ -36,6 +36,8 @@ pub struct TypeSpec {
     pub byte_width: Option<i32>,
     pub list_size: Option<i32>,
     pub keys_sorted: Option<bool>,
+    /// A dictionary's: whether the order of its values means something.
+    pub is_ordered: Option<bool>,
     pub children: Vec<FieldSpec>,
     pub indices: Option<Box<TypeSpec>>,
     pub dictionary: Option<Box<TypeSpec>>,
@@ -102,6 +104,7 @@ impl<'de> Deserialize<'de> for TypeSpec {
                 byte_width: f.take_or_default("byteWidth")?,
                 list_size: f.take_or_default("listSize")?,
                 keys_sorted: f.take_or_default("keysSorted")?,
+                is_ordered: f.take_or_default("isOrdered")?,
                 children: f.take_or_default("children")?,
                 indices: f.take_or_default("indices")?,
                 dictionary: f.take_or_default("dictionary")?,
@@ -137,7 +140,8 @@ fn unwrap_message(error: QuiverError) -> String {
 fn field(spec: &FieldSpec) -> Result<Field> {
     Ok(
         Field::new(&spec.name, data_type(&spec.data_type)?, spec.nullable)
-            .with_metadata(spec.metadata.clone()),
+            .with_metadata(spec.metadata.clone())
+            .with_dict_is_ordered(spec.data_type.is_ordered.unwrap_or(false)),
     )
 }
 

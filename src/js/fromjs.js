@@ -63,6 +63,7 @@ function typeSpec(type, name, depth) {
     byteWidth: type.byteWidth,
     listSize: type.listSize,
     keysSorted: type.keysSorted,
+    isOrdered: type.isOrdered,
     children: (type.children ?? []).map((child) => fieldSpec(child, depth + 1, name)),
   };
   if (type.typeId === -1) {

@@ -84,6 +84,14 @@ export function fromJsTests({ test, assert, quiver, arrow, read }) {
     batch.free();
   });
 
+  test('a dictionary keeps whether it is ordered', () => {
+    for (const isOrdered of [true, false]) {
+      const type = new arrow.Dictionary(new arrow.Utf8(), new arrow.Int32(), 0, isOrdered);
+      const table = new arrow.Table({ d: arrow.vectorFromArray(['b', 'a', 'b'], type) });
+      assert.equal(roundTrip(table).schema.fields[0].type.isOrdered, isOrdered);
+    }
+  });
+
   test('each buffer byte is copied once: bytes copied equal the payload', () => {
     const table = arrow.tableFromArrays({
       i: Int32Array.from([1, 2, 3]), // 12 bytes
