@@ -6,7 +6,9 @@ use wasm_bindgen::prelude::*;
 use super::error::{usage, WasmResult};
 use super::options::{bool_field, byte_count, number_field, options_object, string_field};
 use crate::ipc::codec::Compression;
-use crate::ipc::writer::{ChunkSizing, WriteOptions, DEFAULT_MAX_CHUNK_BYTES};
+use crate::ipc::writer::{
+    max_chunk_bytes_refused, ChunkSizing, WriteOptions, DEFAULT_MAX_CHUNK_BYTES,
+};
 
 #[wasm_bindgen(typescript_custom_section)]
 const WRITER_OPTIONS_TS: &str = r#"
@@ -123,7 +125,10 @@ pub(crate) fn write_options_and_format(
     let options = WriteOptions {
         compression,
         zstd_level,
-        max_chunk_bytes: usize::try_from(max_chunk_bytes).unwrap_or(usize::MAX),
+        // Above u32::MAX it would be cut to wasm32's usize::MAX (u32::MAX), and pass.
+        max_chunk_bytes: u32::try_from(max_chunk_bytes)
+            .map_err(|_| max_chunk_bytes_refused(max_chunk_bytes))?
+            as usize,
         chunk_sizing,
         dictionary_deltas: bool_field(object, "dictionaryDeltas")?.unwrap_or(false),
     };

@@ -24,7 +24,10 @@ use arrow_schema::{DataType, Field, SchemaRef};
 
 pub use chunks::Chunks;
 pub use file::{write_file_with_metadata, FileEncoder};
-pub use options::{ChunkSizing, WriteOptions, DEFAULT_MAX_CHUNK_BYTES, MIN_MAX_CHUNK_BYTES};
+pub use options::{
+    max_chunk_bytes_refused, ChunkSizing, WriteOptions, DEFAULT_MAX_CHUNK_BYTES,
+    MIN_MAX_CHUNK_BYTES,
+};
 
 use crate::ipc::error::{QuiverError, Result};
 use crate::ipc::BatchMetadata;

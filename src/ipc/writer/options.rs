@@ -51,16 +51,21 @@ impl Default for WriteOptions {
     }
 }
 
+/// The error for a chunk cap outside 8 bytes to `u32::MAX`, which a caller whose number
+/// does not fit a `usize` (above 4 GiB on wasm32) also gives.
+pub fn max_chunk_bytes_refused(found: u64) -> QuiverError {
+    QuiverError::Usage(format!(
+        "maxChunkBytes must be between {MIN_MAX_CHUNK_BYTES} and {} bytes, found {found}",
+        u32::MAX
+    ))
+}
+
 impl WriteOptions {
     /// Refuses a chunk cap below 8 bytes or above what a `Uint32Array` of lengths can hold,
     /// and a ZSTD level outside zstd's range.
     pub fn validate(&self) -> Result<()> {
         if !(MIN_MAX_CHUNK_BYTES..=u32::MAX as usize).contains(&self.max_chunk_bytes) {
-            return Err(QuiverError::Usage(format!(
-                "maxChunkBytes must be between {MIN_MAX_CHUNK_BYTES} and {} bytes, found {}",
-                u32::MAX,
-                self.max_chunk_bytes
-            )));
+            return Err(max_chunk_bytes_refused(self.max_chunk_bytes as u64));
         }
         if !(1..=22).contains(&self.zstd_level) {
             return Err(QuiverError::Usage(format!(

@@ -263,6 +263,9 @@ export function writerTests({ test, assert, quiver, arrow }) {
     const [batch] = table.batches;
     assert.throws(() => quiver.StreamWriter.forBatch(batch, { maxChunkBytes: 4 }),
       { message: 'maxChunkBytes must be between 8 and 4294967295 bytes, found 4' });
+    // Past what wasm32's usize holds: refused, not cut to 4294967295.
+    assert.throws(() => quiver.StreamWriter.forBatch(batch, { maxChunkBytes: 2 ** 32 }),
+      { message: 'maxChunkBytes must be between 8 and 4294967295 bytes, found 4294967296' });
     assert.throws(() => quiver.StreamWriter.forBatch(batch, { maxChunkBytes: 'a lot' }),
       { message: 'maxChunkBytes must be a number, found "a lot"' });
     assert.throws(() => quiver.messageSize(batch, { compression: 'brotli' }),
