@@ -51,7 +51,9 @@ interface IterableFlightStream<Batch> {
 interface FlightClientDoPut<Batch, Table> {
   /**
    * Uploads a Table or batches with the right-sized writer, and resolves with the
-   * `app_metadata` of each PutResult. The data stays yours.
+   * `app_metadata` of each PutResult. The data stays yours. Aborting `signal` cancels the
+   * upload (the server's call is cancelled, never completed with part of it) and rejects
+   * with a `FlightError` (code 1, CANCELLED).
    *
    * ```js
    * const results = await client.doPut({ path: ['uploads', 'today'] }, table);
@@ -61,6 +63,7 @@ interface FlightClientDoPut<Batch, Table> {
   doPut(
     descriptor: { path: string[] } | { cmd: Uint8Array | string } | { sql: string },
     data: Table | Batch[],
+    options?: { signal?: AbortSignal },
   ): Promise<Uint8Array[]>;
 }
 

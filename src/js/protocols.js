@@ -127,7 +127,7 @@ export function addProtocols({ StreamReader, FlightStream, FlightClient, ArrowFi
     classes.StreamWriter.transformStream = (options) => writerStream(classes, options);
   }
   if (FlightClient) {
-    FlightClient.prototype.doPut = async function doPut(descriptor, data) {
+    FlightClient.prototype.doPut = async function doPut(descriptor, data, { signal } = {}) {
       // A Table's `batches` are new handles, freed here; an array's batches stay the caller's.
       const owned = !Array.isArray(data);
       const batches = owned ? data?.batches : data;
@@ -135,15 +135,20 @@ export function addProtocols({ StreamReader, FlightStream, FlightClient, ArrowFi
         throw new Error('doPut expects a Quiver Table or an array of Quiver RecordBatches (fromArrowJS converts apache-arrow ones)');
       }
       let put;
+      // Cancelling the upload makes its pending write() or finish() reject with CANCELLED.
+      const abort = () => put.cancel();
       try {
         // Throws on a bad descriptor: the batches taken from a Table are freed below.
         put = this.startPut(descriptor);
+        signal?.addEventListener('abort', abort);
+        if (signal?.aborted) abort();
         for (const batch of batches) await put.write(batch);
         return await put.finish();
       } catch (error) {
         put?.cancel();
         throw error;
       } finally {
+        signal?.removeEventListener('abort', abort);
         put?.free();
         if (owned) for (const batch of batches) batch.free();
       }

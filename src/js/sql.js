@@ -20,10 +20,11 @@ function sqlDescriptor(command) {
 }
 
 /**
- * `promise`, or a rejection with a CANCELLED FlightError once `signal` aborts. These
- * calls have no stream to cancel; what they answer after an abort goes to `late`.
+ * `promise`, or a rejection with a CANCELLED FlightError once `signal` aborts, for a call
+ * left to finish on the server: what it answers after the abort goes to `late`, whose
+ * errors are dropped (nobody waits for them).
  */
-function abortable(signal, start, late = () => {}) {
+function abortable(signal, start, late) {
   if (!signal) return start();
   const aborted = () => flightError(1, 'CANCELLED', 'aborted by the signal');
   if (signal.aborted) return Promise.reject(aborted());
@@ -37,8 +38,14 @@ function abortable(signal, start, late = () => {}) {
     start().then(
       (value) => {
         signal.removeEventListener('abort', onAbort);
-        if (settled) late(value);
-        else resolve(value);
+        if (!settled) resolve(value);
+        else {
+          try {
+            late(value);
+          } catch {
+            // An answer that cannot be used: nothing is left to undo.
+          }
+        }
       },
       (error) => {
         signal.removeEventListener('abort', onAbort);
@@ -140,7 +147,7 @@ export async function renewFlightEndpoint(client, endpoint, options = {}) {
     throw new TypeError(`option signal must be an AbortSignal, found ${shown(signal)}`);
   }
   const body = utf8.encode(JSON.stringify({ endpoint: endpointToJson(checkedEndpoint(endpoint)) }));
-  const results = await abortable(signal, () => client.doAction('sql.renewFlightEndpoint', body));
+  const results = await client.doAction('sql.renewFlightEndpoint', body, { signal });
   const renewed = onlyJson(results, 'renewFlightEndpoint').endpoint;
   return {
     ticket: fromBase64(renewed.ticket),
@@ -164,7 +171,7 @@ class Calls {
   }
 
   info(command, signal) {
-    return abortable(signal, () => this.client.getFlightInfo(sqlDescriptor(command)));
+    return this.client.getFlightInfo(sqlDescriptor(command), { signal });
   }
 
   fetch(info, { signal, ...options } = {}) {
@@ -176,12 +183,11 @@ class Calls {
    * data (an update without parameters) sends a batch of no columns and no rows.
    */
   async put(command, data, signal) {
-    if (data !== undefined) {
-      return abortable(signal, () => this.client.doPut(sqlDescriptor(command), putData(data)));
-    }
+    // Aborting cancels the upload, and with it the update or the binding on the server.
+    if (data !== undefined) return this.client.doPut(sqlDescriptor(command), putData(data), { signal });
     const empty = this.batchFromColumns({});
     try {
-      return await abortable(signal, () => this.client.doPut(sqlDescriptor(command), [empty]));
+      return await this.client.doPut(sqlDescriptor(command), [empty], { signal });
     } finally {
       empty.free();
     }
@@ -191,12 +197,15 @@ class Calls {
     return onlyJson(await this.put(command, data, signal), command.type).recordCount;
   }
 
+  /**
+   * A gateway `sql.` action. Aborting `signal` cancels it, unless `late` is given: then the
+   * call is left to finish on the server and `late` gets its answer (what it made, to undo).
+   */
   async action(name, body, signal, late) {
-    const results = await abortable(
-      signal,
-      () => this.client.doAction(`sql.${name}`, utf8.encode(JSON.stringify(body))),
-      late && ((r) => late(onlyJson(r, name))),
-    );
+    const call = (options) => this.client.doAction(`sql.${name}`, utf8.encode(JSON.stringify(body)), options);
+    const results = late
+      ? await abortable(signal, () => call(), (r) => late(onlyJson(r, name)))
+      : await call({ signal });
     return name === 'closePreparedStatement' ? undefined : onlyJson(results, name);
   }
 
@@ -240,7 +249,12 @@ export class FlightSqlClient {
   async *stream(sql, { signal } = {}) {
     const info = await this.query(sql, { signal });
     for (const endpoint of info.endpoints) {
-      yield* this.#calls.client.doGet(endpoint, { signal });
+      const stream = this.#calls.client.doGet(endpoint, { signal });
+      try {
+        yield* stream;
+      } finally {
+        stream.free();
+      }
     }
   }
 

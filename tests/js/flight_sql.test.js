@@ -99,13 +99,23 @@ test('aborting stream() mid-way cancels it, and the connection goes on', async (
 
 test('a signal aborted before a call rejects it with CANCELLED', async () => {
   const signal = AbortSignal.abort();
-  for (const call of [
-    () => client.sql.query('SELECT 1', { signal }),
-    () => client.sql.prepare('SELECT 1', { signal }),
-    () => client.sql.getCatalogs({ signal }),
+  // Calls the client cancels, and prepare, which is left to finish on the server so that
+  // what it prepared can be closed.
+  const cancelled = 'CANCELLED: cancelled by the client';
+  const stmt = await client.sql.prepare('SELECT id FROM cities WHERE population > $1');
+  const parameters = quiver.batchFromColumns({ $1: BigInt64Array.of(1n) });
+  for (const [call, message] of [
+    [() => client.sql.query('SELECT 1', { signal }), cancelled],
+    [() => client.sql.getCatalogs({ signal }), cancelled],
+    [() => client.sql.executeUpdate('INSERT INTO nowhere VALUES (1)', { signal }), cancelled],
+    [() => stmt.bind(parameters, { signal }), cancelled],
+    [() => stmt.close({ signal }), cancelled],
+    [() => client.sql.prepare('SELECT 1', { signal }), 'CANCELLED: aborted by the signal'],
   ]) {
-    await assert.rejects(call(), { name: 'FlightError', code: 1, message: 'CANCELLED: aborted by the signal' });
+    await assert.rejects(call(), { name: 'FlightError', code: 1, message });
   }
+  parameters.free();
+  await stmt.close();
 });
 
 test('a SQL error reaches JS as a FlightError with the server\'s code and message', async () => {

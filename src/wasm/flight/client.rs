@@ -137,22 +137,27 @@ impl FlightClient {
 
     /// The `FlightInfo` of a descriptor: its schema and the endpoints holding its parts.
     ///
+    /// Aborting `signal` rejects with `CANCELLED` and cancels the upstream call (a query
+    /// being planned, say).
+    ///
     /// ```js
-    /// const info = await client.getFlightInfo({ cmd: 'SELECT 1' });
+    /// const info = await client.getFlightInfo({ cmd: 'SELECT 1' }, { signal });
     /// ```
     #[wasm_bindgen(js_name = getFlightInfo, unchecked_return_type = "Promise<FlightInfo>")]
     pub fn get_flight_info(
         &self,
         #[wasm_bindgen(unchecked_param_type = "FlightDescriptor")] descriptor: JsValue,
+        options: Option<CallOptionsJs>,
     ) -> WasmResult<Promise> {
         let descriptor = descriptor_from_js(&descriptor)?;
+        let signal = call_signal(&options.map(JsValue::from).unwrap_or(JsValue::UNDEFINED))?;
         Ok(self.call(
             CallKind::FlightInfo,
             ClientMessage::GetFlightInfo {
                 stream: 0,
                 descriptor,
             },
-            None,
+            signal,
         ))
     }
 
@@ -264,23 +269,30 @@ impl FlightClient {
         Ok(PutStream::open(Rc::clone(&self.owner), descriptor))
     }
 
-    /// Runs an action; resolves with the body of each result.
+    /// Runs an action; resolves with the body of each result. Aborting `signal` rejects
+    /// with `CANCELLED` and cancels the upstream call.
     ///
     /// ```js
     /// const [body] = await client.doAction('refresh', new TextEncoder().encode('{}'));
     /// ```
     #[wasm_bindgen(js_name = doAction, unchecked_return_type = "Promise<Uint8Array[]>")]
-    pub fn do_action(&self, action: String, body: Option<Uint8Array>) -> Promise {
+    pub fn do_action(
+        &self,
+        action: String,
+        body: Option<Uint8Array>,
+        options: Option<CallOptionsJs>,
+    ) -> WasmResult<Promise> {
         let body = body.map(|b| b.to_vec()).unwrap_or_default();
-        self.call(
+        let signal = call_signal(&options.map(JsValue::from).unwrap_or(JsValue::UNDEFINED))?;
+        Ok(self.call(
             CallKind::Action,
             ClientMessage::DoAction {
                 stream: 0,
                 action,
                 body,
             },
-            None,
-        )
+            signal,
+        ))
     }
 
     /// The actions the server offers, as `{ type, description }`.

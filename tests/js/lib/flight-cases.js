@@ -320,6 +320,28 @@ export function flightCases({ test, assert, quiver, env, WebSocket, ForeignWebSo
     }
   });
 
+  test('flight: aborting doPut\'s signal cancels the upload, which stores nothing', async () => {
+    const client = await connect();
+    const batch = quiver.batchFromColumns({ x: new Float64Array(1000) });
+    try {
+      const name = tag('aborted-put');
+      await rejectsWith(client.doPut({ path: [name] }, [batch], { signal: AbortSignal.abort() }), 1);
+      // Mid-upload: the batches keep coming until the abort.
+      const controller = new AbortController();
+      const many = Array.from({ length: 1000 }, () => batch);
+      const upload = client.doPut({ path: [name] }, many, { signal: controller.signal });
+      assert.ok(await env.saw(`PUT BATCH ${name} 0`, 10_000), 'the first batch reached the server');
+      controller.abort();
+      await rejectsWith(upload, 1);
+      assert.ok(await env.saw(`PUT FAILED ${name}`, 10_000), 'the server saw the upload cancelled');
+      await rejectsWith(client.doGet(`put:${name}`).readAll(), 5);
+      assert.equal(batch.numRows, 1000, 'the batches stay the caller\'s');
+    } finally {
+      batch.free();
+      client.close();
+    }
+  });
+
   test('flight: AbortSignal cancels the upstream call (context.is_cancelled())', async () => {
     const client = await connect();
     try {
@@ -410,12 +432,14 @@ export function flightCases({ test, assert, quiver, env, WebSocket, ForeignWebSo
     }
   });
 
-  test('flight: an aborted signal cancels pollFlightInfo and renewFlightEndpoint', async () => {
+  test('flight: an aborted signal cancels pollFlightInfo, renewFlightEndpoint, getFlightInfo and doAction', async () => {
     const client = await FlightClient.connect(env.demoGateway, { WebSocket });
     try {
       const signal = AbortSignal.abort();
       await rejectsWith(client.pollFlightInfo({ cmd: 'polls=2' }, { signal }), 1, /cancelled by the client/);
-      await rejectsWith(client.renewFlightEndpoint({ ticket: 't' }, { signal }), 1, /aborted by the signal/);
+      await rejectsWith(client.renewFlightEndpoint({ ticket: 't' }, { signal }), 1, /cancelled by the client/);
+      await rejectsWith(client.getFlightInfo({ path: ['parts'] }, { signal }), 1, /cancelled by the client/);
+      await rejectsWith(client.doAction('headers', undefined, { signal }), 1, /cancelled by the client/);
       // The connection goes on.
       assert.equal((await client.pollFlightInfo({ cmd: 'polls=2' })).progress, 0.5);
     } finally {
