@@ -215,6 +215,10 @@ type SchemaOf<Info> = Info extends { schema: infer Schema } ? Schema : never;
 
 /** Options of every `client.sql` call: aborting the signal rejects the call with CANCELLED. */
 interface SqlCallOptions {
+  /**
+   * Aborting rejects the call with a `FlightError` (code 1, CANCELLED) and cancels it on
+   * the server, except `prepare`, which is left to finish so that its statement is closed.
+   */
   signal?: AbortSignal;
 }
 
@@ -287,7 +291,10 @@ interface PreparedStatement<Batch, Table, Info> {
   execute(options?: SqlCallOptions & { concurrency?: number; connections?: number }): Promise<Table>;
   /** Runs it as an update with `parameters`, if given; resolves with the row count the server reports. */
   executeUpdate(parameters?: Batch | Table | Batch[], options?: SqlCallOptions): Promise<number>;
-  /** Releases it on the server. */
+  /**
+   * Releases it on the server. Then the other calls reject, and a second `close()` does
+   * nothing.
+   */
   close(options?: SqlCallOptions): Promise<void>;
 }
 

@@ -340,6 +340,8 @@ export class FlightSqlClient {
 export class PreparedStatement {
   #calls;
   #handle;
+  // Set once close() succeeded: the server has forgotten the handle.
+  #closed = false;
 
   constructor(calls, handle, datasetSchema, parameterSchema) {
     this.#calls = calls;
@@ -353,15 +355,15 @@ export class PreparedStatement {
    * yours). The server may answer with a new handle, which the later calls use.
    */
   async bind(parameters, { signal } = {}) {
-    const command = { type: 'preparedStatementQuery', handle: this.#handle };
+    const command = { type: 'preparedStatementQuery', handle: this.#open() };
     const results = await this.#calls.put(command, parameters, signal);
     const handle = results.length > 0 ? onlyJson(results, command.type).handle : null;
     if (handle) this.#handle = handle;
   }
 
   /** The FlightInfo of the statement with its bound parameters. */
-  query({ signal } = {}) {
-    return this.#calls.info({ type: 'preparedStatementQuery', handle: this.#handle }, signal);
+  async query({ signal } = {}) {
+    return this.#calls.info({ type: 'preparedStatementQuery', handle: this.#open() }, signal);
   }
 
   /** Runs the statement and reads all of its endpoints into one Table. */
@@ -373,13 +375,21 @@ export class PreparedStatement {
    * Runs the statement as an update, with `parameters` (a batch, a Table or batches; they
    * stay yours) if given; resolves with the affected row count the server reports.
    */
-  executeUpdate(parameters, { signal } = {}) {
-    const command = { type: 'preparedStatementUpdate', handle: this.#handle };
+  async executeUpdate(parameters, { signal } = {}) {
+    const command = { type: 'preparedStatementUpdate', handle: this.#open() };
     return this.#calls.update(command, parameters, signal);
   }
 
-  /** Releases the statement on the server. */
-  close({ signal } = {}) {
-    return this.#calls.action('closePreparedStatement', { handle: this.#handle }, signal);
+  /** Releases the statement on the server; once it has, a second close does nothing. */
+  async close({ signal } = {}) {
+    if (this.#closed) return;
+    await this.#calls.action('closePreparedStatement', { handle: this.#handle }, signal);
+    this.#closed = true;
+  }
+
+  /** The handle, while the statement is open. */
+  #open() {
+    if (this.#closed) throw new Error('this prepared statement was closed: prepare it again');
+    return this.#handle;
   }
 }

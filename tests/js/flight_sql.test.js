@@ -181,6 +181,15 @@ test('prepared statements: schemas, parameters bound through DoPut, execute, clo
     assertNative(await rowsOf(stmt.execute()), sql.replace('$1', String(threshold)));
   }
   await stmt.close();
+  // Closed here too: a second close does nothing, and the other calls say why they fail.
+  await stmt.close();
+  const closed = { message: 'this prepared statement was closed: prepare it again' };
+  await assert.rejects(stmt.execute(), closed);
+  await assert.rejects(stmt.query(), closed);
+  await assert.rejects(stmt.executeUpdate(), closed);
+  const parameters = quiver.batchFromColumns({ $1: BigInt64Array.of(1n) });
+  await assert.rejects(stmt.bind(parameters), closed);
+  parameters.free();
 });
 
 test('an update: INSERT through a query, then the new rows are read back', async () => {

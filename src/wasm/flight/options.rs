@@ -6,7 +6,7 @@ use wasm_bindgen::prelude::*;
 use web_sys::AbortSignal;
 
 use super::super::error::{usage, WasmResult};
-use super::super::options::shown;
+use super::super::options::{bool_field, shown};
 use crate::flight::client::connect::protocols;
 use crate::flight::client::Credentials;
 
@@ -183,7 +183,7 @@ pub(super) fn fetch_options(options: &JsValue) -> WasmResult<Fetch> {
     Ok(Fetch {
         signal: typed(options, "signal", "an AbortSignal")?,
         concurrency: count(options, "concurrency")?,
-        ordered: field(options, "ordered").is_truthy(),
+        ordered: bool_field(Some(options), "ordered")?.unwrap_or(false),
         connections: count(options, "connections")?.unwrap_or(1),
         credit_window: count(options, "creditWindow")?,
     })

@@ -475,6 +475,10 @@ export function flightCases({ test, assert, quiver, env, WebSocket, ForeignWebSo
       assert.throws(() => client.pollFlightInfo({ path: ['x'] }, { signal: 'soon' }), {
         message: 'option signal must be an AbortSignal',
       });
+      // A string is not a boolean: 'false' would have read as ordered.
+      assert.throws(() => client.fetchAll({ endpoints: [] }, { ordered: 'false' }), {
+        message: 'ordered must be a boolean, found "false"',
+      });
       const renew = (...args) => () => client.renewFlightEndpoint(...args);
       const cases = [
         [renew('t'), 'expected a FlightEndpoint { ticket, locations?, expirationTimeMs?, appMetadata? }, found "t"'],
