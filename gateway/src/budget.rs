@@ -15,8 +15,9 @@
 //! not fit fails ([`Account::reserve`]), with `RESOURCE_EXHAUSTED` naming the budget and
 //! what is held: nothing is dropped from a stream that goes on. Only control messages
 //! are counted whatever the budget ([`Account::hold`]). A connection that holds bytes
-//! while a budget it draws on is full, and whose client grants no credit for the stall
-//! timeout, is closed by `conn`.
+//! while a budget it draws on has no room for another call, whose streams wait on its
+//! client, and whose client moves less than [`MIN_STREAM_WINDOW`] bytes (credit granted,
+//! upload sent) in the stall timeout, is closed by `conn`.
 
 use std::collections::HashMap;
 use std::net::IpAddr;
@@ -66,13 +67,20 @@ pub(crate) struct Account {
     ip: IpAddr,
     /// Bytes held for this connection; changed only under `budget.held`'s lock.
     held: Mutex<u64>,
-    /// When the client last granted credit (or the connection opened).
-    last_grant: Mutex<Instant>,
-    /// DoGet streams waiting for the client's credit.
+    /// What the client has moved since it last moved [`MIN_STREAM_WINDOW`] bytes.
+    progress: Mutex<Progress>,
+    /// Streams waiting on the client: DoGets for credit, DoPuts for the next frame.
     waiting: AtomicUsize,
 }
 
-/// A DoGet stream waiting for credit, counted in its account until dropped.
+/// When the client last moved [`MIN_STREAM_WINDOW`] bytes (or the connection opened), and
+/// what it has moved since: a grant of a byte now and then does not count as reading.
+struct Progress {
+    at: Instant,
+    bytes: u64,
+}
+
+/// A stream waiting on the client, counted in its account until dropped.
 pub(crate) struct Waiting<'a>(&'a Account);
 
 impl Drop for Waiting<'_> {
@@ -101,7 +109,10 @@ impl Budget {
             budget: self.clone(),
             ip,
             held: Mutex::new(0),
-            last_grant: Mutex::new(Instant::now()),
+            progress: Mutex::new(Progress {
+                at: Instant::now(),
+                bytes: 0,
+            }),
             waiting: AtomicUsize::new(0),
         })
     }
@@ -155,14 +166,21 @@ impl Account {
         }
     }
 
-    /// Records a credit grant from the client.
-    pub fn granted(&self) {
-        *lock(&self.last_grant) = Instant::now();
+    /// Records `bytes` the client moved: credit it granted, or upload bytes it sent.
+    pub fn moved(&self, bytes: u64) {
+        let mut progress = lock(&self.progress);
+        progress.bytes = progress.bytes.saturating_add(bytes);
+        if progress.bytes >= u64::from(MIN_STREAM_WINDOW) {
+            *progress = Progress {
+                at: Instant::now(),
+                bytes: 0,
+            };
+        }
     }
 
     /// If this connection holds bytes and one of the budgets it draws on is full (has no
-    /// room for the smallest call, whose reservation is `room`): that budget's option, and
-    /// what the connection holds.
+    /// room for a call that reserves `room`): that budget's option, and what the
+    /// connection holds.
     pub fn full_budget(&self, room: u64) -> Option<(&'static str, u64)> {
         let totals = self.budget.totals();
         let held = *lock(&self.held);
@@ -202,19 +220,19 @@ impl Account {
         .find(|level| level.used.saturating_add(bytes) > level.limit)
     }
 
-    /// When the client last granted credit.
-    pub fn last_grant(&self) -> Instant {
-        *lock(&self.last_grant)
+    /// When the client last moved [`MIN_STREAM_WINDOW`] bytes (see `moved`).
+    pub fn last_progress(&self) -> Instant {
+        lock(&self.progress).at
     }
 
-    /// Counts a DoGet stream as waiting for credit while the guard lives.
-    pub fn wait_for_credit(&self) -> Waiting<'_> {
+    /// Counts a stream as waiting on the client while the guard lives.
+    pub fn wait_on_client(&self) -> Waiting<'_> {
         self.waiting.fetch_add(1, Ordering::Relaxed);
         Waiting(self)
     }
 
-    /// Whether a DoGet stream waits for credit.
-    pub fn is_waiting_for_credit(&self) -> bool {
+    /// Whether a stream waits on the client.
+    pub fn is_waiting_on_client(&self) -> bool {
         self.waiting.load(Ordering::Relaxed) > 0
     }
 }

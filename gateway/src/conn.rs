@@ -20,6 +20,7 @@ use crate::budget::MIN_STREAM_WINDOW;
 use crate::out::{Out, Queued};
 use crate::shared::Shared;
 use crate::streams::{Finished, Stop, Streams};
+use crate::upstream::stream_window;
 
 /// Messages queued for the socket; a full queue pauses the stream tasks.
 const OUT_QUEUE: usize = 16;
@@ -64,6 +65,9 @@ pub(crate) async fn run(
     let (done_tx, done_rx) = mpsc::unbounded_channel();
     let ping_every = shared.config.ping_interval;
     let stall_after = shared.config.stall_timeout;
+    // The room a DoGet opened with the default credit reserves: a budget without it
+    // refuses the calls clients usually make.
+    let call_room = u64::from(stream_window(shared.config.credit_window));
     let mut streams = Streams::new(
         shared.clone(),
         out.clone(),
@@ -77,7 +81,7 @@ pub(crate) async fn run(
     let close = tokio::select! {
         close = serve(&shared, &out, &mut streams, &mut stream, done_rx, &heard) => close,
         close = watchdog(&heard, &written, &out, ping_every) => close,
-        close = stall(&account, stall_after) => close,
+        close = stall(&account, stall_after, call_room) => close,
     };
     let handshake = !matches!(close, Close::Gone);
     streams.abort_all();
@@ -221,19 +225,23 @@ async fn watchdog(
     }
 }
 
-/// Resolves once the connection holds bytes while a budget it draws on is full, one of
-/// its DoGets waits for credit, and its client has granted none for `after`: the client
-/// holds memory that others are refused, and is not using it.
-async fn stall(account: &Account, after: Duration) -> Close {
+/// Resolves once the connection holds bytes while a budget it draws on has no room for
+/// a call that reserves `room`, one of its streams waits on its client (a DoGet for
+/// credit, a DoPut for its next frame), and its client has moved less than
+/// `MIN_STREAM_WINDOW` bytes in `after`: the client holds memory that others are refused,
+/// and is not using it. A grant of a byte now and then, or an idle upload, does not count
+/// as using it.
+async fn stall(account: &Account, after: Duration, room: u64) -> Close {
     let every = (after / 4).max(Duration::from_millis(100));
     loop {
         tokio::time::sleep(every).await;
-        if account.last_grant().elapsed() < after || !account.is_waiting_for_credit() {
+        if account.last_progress().elapsed() < after || !account.is_waiting_on_client() {
             continue;
         }
-        if let Some((budget, held)) = account.full_budget(MIN_STREAM_WINDOW.into()) {
+        if let Some((budget, held)) = account.full_budget(room) {
             return Close::Stalled(format!(
-                "holds {held} bytes with {budget} full, and granted no credit for {} s",
+                "holds {held} bytes with {budget} full, and moved under {MIN_STREAM_WINDOW} \
+                 bytes in {} s",
                 after.as_secs()
             ));
         }

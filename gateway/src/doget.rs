@@ -128,9 +128,9 @@ impl DoGet {
         )))
     }
 
-    /// Waits for credit, counted meanwhile as a stream waiting for it (`budget`).
+    /// Waits for credit, counted meanwhile as a stream waiting on the client (`budget`).
     async fn take(&self, min: usize, max: usize) -> usize {
-        let _waiting = self.account.wait_for_credit();
+        let _waiting = self.account.wait_on_client();
         self.credit.take(min, max).await
     }
 

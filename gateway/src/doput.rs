@@ -119,6 +119,7 @@ impl DoPut {
             descriptor: Some(descriptor),
             splitter: Splitter::new(max_message),
             assembling: account.hold(0),
+            account,
             app_metadata: Bytes::new(),
             tx,
             credit,
@@ -155,6 +156,8 @@ struct Feed {
     /// The budget held by the messages not yet forwarded; the one in progress counts at
     /// its declared size, as it is allocated.
     assembling: Held,
+    /// Told when the upload waits on its client, and what the client sends.
+    account: Arc<Account>,
     /// `app_metadata` of the message in progress.
     app_metadata: Bytes,
     tx: mpsc::Sender<Outgoing>,
@@ -167,8 +170,18 @@ impl Feed {
     async fn run(mut self, mut uploads: mpsc::Receiver<Upload>) -> Result<(), FeedStop> {
         let invalid = |e: quiver::flight::ProtocolError| Status::invalid_argument(e.to_string());
         let mut messages = Vec::new();
-        while let Some(upload) = uploads.recv().await {
+        loop {
+            // Waiting for the client's next frame: an upload it leaves idle holds its credit
+            // window while it waits (see `budget`).
+            let next = {
+                let _waiting = self.account.wait_on_client();
+                uploads.recv().await
+            };
+            let Some(upload) = next else {
+                break;
+            };
             let size = upload.payload_len();
+            self.account.moved(size as u64);
             match upload {
                 Upload::End => {
                     self.splitter.finish().map_err(invalid)?;

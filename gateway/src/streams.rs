@@ -140,7 +140,7 @@ impl Streams {
                     ..
                 }) => {
                     credit.grant(bytes)?;
-                    self.account.granted();
+                    self.account.moved(bytes);
                 }
                 Some(_) => return Err(ProtocolError::NotDownload(stream).into()),
                 None => self.ids.check_finished(stream)?,

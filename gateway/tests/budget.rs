@@ -260,6 +260,31 @@ async fn memory_returns_after_starved_connections_close() {
     );
 }
 
+/// Waits for the connection to be closed as stalled over `budget` (frames before are
+/// skipped); returns the bytes it held, from the close reason.
+async fn stalled_close(ws: &mut Ws, budget: &str) -> u64 {
+    let closed = loop {
+        match ws.next_within(Duration::from_secs(10)).await {
+            Some(Event::Frame { .. } | Event::Json(ServerMessage::Credit { .. })) => continue,
+            other => break other,
+        }
+    };
+    match closed {
+        Some(Event::Closed(Some((code, reason)))) => {
+            assert_eq!(code, 1008);
+            let suffix = format!(" bytes with {budget} full, and moved under 65536 bytes in 2 s");
+            reason
+                .strip_prefix("holds ")
+                .and_then(|r| r.strip_suffix(suffix.as_str()))
+                .and_then(|n| n.parse::<u64>().ok())
+                .unwrap_or_else(|| panic!("unexpected close reason {reason}"))
+        }
+        Some(Event::Closed(None)) => panic!("closed without a close frame"),
+        Some(_) => panic!("expected the connection to close, got another message"),
+        None => panic!("a stalled connection was still open after 10 s"),
+    }
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_stalled_connection_is_closed_and_its_calls_cancelled() {
     let up = Upstream::start(&[]);
@@ -281,34 +306,79 @@ async fn a_stalled_connection_is_closed_and_its_calls_cancelled() {
         })
         .await;
     }
-    let closed = loop {
-        match ws.next_within(Duration::from_secs(10)).await {
-            Some(Event::Frame { .. }) => continue,
-            other => break other,
-        }
-    };
-    match closed {
-        Some(Event::Closed(Some((code, reason)))) => {
-            assert_eq!(code, 1008);
-            let held = reason
-                .strip_prefix("holds ")
-                .and_then(|r| {
-                    r.strip_suffix(
-                        " bytes with --max-buffered-bytes-per-connection full, and granted no \
-                         credit for 2 s",
-                    )
-                })
-                .and_then(|n| n.parse::<u64>().ok())
-                .unwrap_or_else(|| panic!("unexpected close reason {reason}"));
-            assert!(held > 3 << 16, "{held}");
-        }
-        Some(Event::Closed(None)) => panic!("closed without a close frame"),
-        Some(_) => panic!("expected the connection to close, got another message"),
-        None => panic!("a stalled connection was still open after 10 s"),
-    }
+    let held = stalled_close(&mut ws, "--max-buffered-bytes-per-connection").await;
+    assert!(held > 3 << 16, "{held}");
     let cancelled: Vec<String> = (1..=3).map(|s| format!("CANCELLED stall{s}")).collect();
     let missing = up.missing(&cancelled, Duration::from_secs(10));
     assert!(missing.is_empty(), "the upstream did not print {missing:?}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn idle_uploads_hold_the_budget_no_longer_than_the_stall_timeout() {
+    let up = Upstream::start(&[]);
+    let mut c = config(&up);
+    // Two DoPuts reserve 2 x (64 + 256) KiB; what is left has no room for a DoGet opened
+    // with the default credit (a 256 KiB window), though it has for a 64 KiB one.
+    c.buffer_budget.per_connection = 700 << 10;
+    c.stall_timeout = Duration::from_secs(2);
+    let mut ws = Ws::connect(gateway(c).await, None).await.expect("connect");
+    for stream in 1..=2 {
+        ws.send(ClientMessage::DoPut {
+            stream,
+            descriptor: Descriptor::Path(vec![format!("idle{stream}")]),
+        })
+        .await;
+    }
+    let held = stalled_close(&mut ws, "--max-buffered-bytes-per-connection").await;
+    assert!(held >= 2 * (320 << 10), "{held}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn grants_of_a_byte_do_not_keep_a_stalled_connection_open() {
+    let up = Upstream::start(&[]);
+    let mut c = config(&up);
+    c.buffer_budget.per_connection = 4 << 16;
+    c.stall_timeout = Duration::from_secs(2);
+    let mut ws = Ws::connect(gateway(c).await, None).await.expect("connect");
+    // Streams with more to send than the client will ever grant.
+    for stream in 1..=3 {
+        ws.send(ClientMessage::DoGet {
+            stream,
+            ticket: b"data:0:2000:50".to_vec(),
+            location: None,
+            credit: Some(0),
+        })
+        .await;
+    }
+    // A byte of credit per stream every 200 ms: a client that looks alive, and reads
+    // nothing.
+    let closed = async {
+        let mut tick = tokio::time::interval(Duration::from_millis(200));
+        loop {
+            tick.tick().await;
+            for stream in 1..=3 {
+                let grant = ClientMessage::Credit { stream, bytes: 1 };
+                ws.try_send_raw(Message::Text(grant.to_json().expect("json").into()))
+                    .await;
+            }
+            while let Some(event) = ws.next_within(Duration::from_millis(100)).await {
+                if let Event::Closed(close) = event {
+                    return close;
+                }
+            }
+        }
+    };
+    match tokio::time::timeout(Duration::from_secs(10), closed).await {
+        Ok(Some((code, reason))) => {
+            assert_eq!(code, 1008, "{reason}");
+            assert!(
+                reason.ends_with("moved under 65536 bytes in 2 s"),
+                "{reason}"
+            );
+        }
+        Ok(None) => panic!("closed without a close frame"),
+        Err(_) => panic!("a connection granting a byte at a time was still open after 10 s"),
+    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
