@@ -317,8 +317,7 @@ async fn a_stalled_connection_is_closed_and_its_calls_cancelled() {
 async fn idle_uploads_hold_the_budget_no_longer_than_the_stall_timeout() {
     let up = Upstream::start(&[]);
     let mut c = config(&up);
-    // Two DoPuts reserve 2 x (64 + 256) KiB; what is left has no room for a DoGet opened
-    // with the default credit (a 256 KiB window), though it has for a 64 KiB one.
+    // Two DoPuts reserve 2 x (64 + 256) KiB, which leaves 60 KiB: no room for a call.
     c.buffer_budget.per_connection = 700 << 10;
     c.stall_timeout = Duration::from_secs(2);
     let mut ws = Ws::connect(gateway(c).await, None).await.expect("connect");
@@ -331,6 +330,32 @@ async fn idle_uploads_hold_the_budget_no_longer_than_the_stall_timeout() {
     }
     let held = stalled_close(&mut ws, "--max-buffered-bytes-per-connection").await;
     assert!(held >= 2 * (320 << 10), "{held}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_budget_without_room_for_a_default_doget_counts_as_full() {
+    let up = Upstream::start(&[]);
+    let mut c = config(&up);
+    // Three DoGets at credit 0 reserve 3 x 64 KiB and hold a small message each, which
+    // leaves about 128 KiB: room for a call opened with little credit, not for a DoGet
+    // opened with the default credit (a 256 KiB window here), which others are refused.
+    c.buffer_budget.per_connection = 320 << 10;
+    c.stall_timeout = Duration::from_secs(2);
+    let mut ws = Ws::connect(gateway(c).await, None).await.expect("connect");
+    for stream in 1..=3 {
+        ws.send(ClientMessage::DoGet {
+            stream,
+            ticket: format!("hold:room{stream}").into_bytes(),
+            location: None,
+            credit: Some(0),
+        })
+        .await;
+    }
+    let held = stalled_close(&mut ws, "--max-buffered-bytes-per-connection").await;
+    assert!(
+        (3 << 16..(320 << 10) - (64 << 10)).contains(&held),
+        "{held}"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
