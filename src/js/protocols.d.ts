@@ -53,7 +53,8 @@ interface FlightClientDoPut<Batch, Table> {
    * Uploads a Table or batches with the right-sized writer, and resolves with the
    * `app_metadata` of each PutResult. The data stays yours. Aborting `signal` cancels the
    * upload (the server's call is cancelled, never completed with part of it) and rejects
-   * with a `FlightError` (code 1, CANCELLED).
+   * with a `FlightError` (code 1, CANCELLED); an abort after the last batch was sent may
+   * come after the server has acted on the whole upload.
    *
    * ```js
    * const results = await client.doPut({ path: ['uploads', 'today'] }, table);

@@ -80,8 +80,9 @@ export function addProtocols({ StreamReader, FlightStream, FlightClient, ArrowFi
   // Reads the ranges batch i needs (the dictionaries the first time, then its block) and
   // decodes them.
   ArrowFile.prototype.batch = async function batch(index) {
-    // Checked here: wasm-bindgen would make 1.5, NaN or undefined a batch index.
-    if (!Number.isInteger(index) || index < 0) {
+    // Checked here: wasm-bindgen would make 1.5, NaN or undefined a batch index, and
+    // 2 ** 32 + 1 batch 1.
+    if (!Number.isInteger(index) || index < 0 || index > 0xffffffff) {
       const shown = typeof index === 'string' ? JSON.stringify(index) : String(index);
       throw new RangeError(`expected a batch index, a whole number from 0, found ${shown}`);
     }
@@ -127,7 +128,11 @@ export function addProtocols({ StreamReader, FlightStream, FlightClient, ArrowFi
     classes.StreamWriter.transformStream = (options) => writerStream(classes, options);
   }
   if (FlightClient) {
-    FlightClient.prototype.doPut = async function doPut(descriptor, data, { signal } = {}) {
+    FlightClient.prototype.doPut = async function doPut(descriptor, data, options) {
+      const signal = options?.signal;
+      if (signal !== undefined && typeof signal?.addEventListener !== 'function') {
+        throw new TypeError('option signal must be an AbortSignal');
+      }
       // A Table's `batches` are new handles, freed here; an array's batches stay the caller's.
       const owned = !Array.isArray(data);
       const batches = owned ? data?.batches : data;

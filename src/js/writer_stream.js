@@ -55,6 +55,9 @@ export function writerStream({ StreamWriter, RecordBatch }, options) {
       }
     },
     flush(controller) {
+      // Every write accepted before close() has been transformed: what is still queued
+      // was refused (written after close()), and stays its caller's.
+      queued.clear();
       if (writer === undefined) {
         throw new Error('StreamWriter.transformStream was closed before any batch: the stream takes its schema from the first batch');
       }

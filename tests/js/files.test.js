@@ -104,7 +104,7 @@ test('openFile reads a first batch that a dictionary delta follows, and refuses 
     const file = await openFile(source);
     assert.equal(rows(await file.batch(0)), rows(whole.batches[0]));
     assert.equal(rows(await file.batch(1)), rows(whole.batches[1]));
-    for (const index of [1.5, Number.NaN, undefined, '1', -1]) {
+    for (const index of [1.5, Number.NaN, undefined, '1', -1, 2 ** 32 + 1]) {
       await assert.rejects(file.batch(index), {
         name: 'RangeError',
         message: `expected a batch index, a whole number from 0, found ${typeof index === 'string' ? '"1"' : String(index)}`,

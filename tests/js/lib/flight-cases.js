@@ -326,6 +326,8 @@ export function flightCases({ test, assert, quiver, env, WebSocket, ForeignWebSo
     try {
       const name = tag('aborted-put');
       await rejectsWith(client.doPut({ path: [name] }, [batch], { signal: AbortSignal.abort() }), 1);
+      await assert.rejects(client.doPut({ path: [name] }, [batch], { signal: 'soon' }),
+        { name: 'TypeError', message: 'option signal must be an AbortSignal' });
       // Mid-upload: the batches keep coming until the abort.
       const controller = new AbortController();
       const many = Array.from({ length: 1000 }, () => batch);
