@@ -89,7 +89,7 @@ function endpointToJson(e) {
 function infoToJson(info) {
   const descriptor = info.descriptor?.path
     ? { path: info.descriptor.path }
-    : info.descriptor?.cmd && { cmd: toBase64(info.descriptor.cmd) };
+    : info.descriptor?.cmd && { cmd: toBase64(bytes(info.descriptor.cmd, 'info.descriptor.cmd')) };
   return {
     schema: toBase64(info.rawSchema),
     ...(descriptor && { descriptor }),
@@ -159,7 +159,8 @@ export async function renewFlightEndpoint(client, endpoint, options = {}) {
 
 /** A Table, an array of batches, or one batch, as `doPut` takes it. */
 function putData(data) {
-  return Array.isArray(data) || data.batches ? data : [data];
+  // Anything else is refused by doPut, with what it expects.
+  return Array.isArray(data) || data?.batches ? data : [data];
 }
 
 /** The calls that FlightSqlClient and PreparedStatement build on. */

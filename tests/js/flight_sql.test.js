@@ -207,16 +207,23 @@ test('executeUpdate and a prepared executeUpdate get the server\'s answers', asy
   });
   const stmt = await client.sql.prepare("INSERT INTO staging.imports VALUES ('d', 6)");
   assert.equal(await stmt.executeUpdate(), -1);
+  // Parameters that are not batches are refused with what is expected.
+  await assert.rejects(stmt.executeUpdate(null), {
+    message: 'doPut expects a Quiver Table or an array of Quiver RecordBatches (fromArrowJS converts apache-arrow ones)',
+  });
   await stmt.close();
 });
 
 test('cancel(info) sends CancelFlightInfo, which the server does not offer', async () => {
   const info = await client.sql.query('SELECT * FROM trips');
-  await assert.rejects(client.sql.cancel(info), {
+  const refused = {
     name: 'FlightError',
     code: 3,
     message: 'INVALID_ARGUMENT: do_action: The defined request is invalid: "CancelFlightInfo"',
-  });
+  };
+  await assert.rejects(client.sql.cancel(info), refused);
+  // A FlightInfo built by hand may name its command as a string.
+  await assert.rejects(client.sql.cancel({ ...info, descriptor: { cmd: 'SELECT 1' } }), refused);
 });
 
 test('a malformed sql descriptor is refused by the gateway with what is wrong', async () => {
