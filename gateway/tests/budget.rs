@@ -260,6 +260,20 @@ async fn memory_returns_after_starved_connections_close() {
     );
 }
 
+/// Opens DoGets 1 to 3 at credit 0, with the ticket `ticket(stream)`: streams that wait
+/// for credit the client never grants.
+async fn open_starved(ws: &mut Ws, ticket: impl Fn(u32) -> String) {
+    for stream in 1..=3 {
+        ws.send(ClientMessage::DoGet {
+            stream,
+            ticket: ticket(stream).into_bytes(),
+            location: None,
+            credit: Some(0),
+        })
+        .await;
+    }
+}
+
 /// Waits for the connection to be closed as stalled over `budget` (frames before are
 /// skipped); returns the bytes it held, from the close reason.
 async fn stalled_close(ws: &mut Ws, budget: &str) -> u64 {
@@ -297,15 +311,7 @@ async fn a_stalled_connection_is_closed_and_its_calls_cancelled() {
     c.stall_timeout = Duration::from_secs(2);
     let addr = gateway(c).await;
     let mut ws = Ws::connect(addr, None).await.expect("connect");
-    for stream in 1..=3 {
-        ws.send(ClientMessage::DoGet {
-            stream,
-            ticket: format!("hold:stall{stream}").into_bytes(),
-            location: None,
-            credit: Some(0),
-        })
-        .await;
-    }
+    open_starved(&mut ws, |s| format!("hold:stall{s}")).await;
     let held = stalled_close(&mut ws, "--max-buffered-bytes-per-connection").await;
     assert!(held > 3 << 16, "{held}");
     let cancelled: Vec<String> = (1..=3).map(|s| format!("CANCELLED stall{s}")).collect();
@@ -342,15 +348,7 @@ async fn a_budget_without_room_for_a_default_doget_counts_as_full() {
     c.buffer_budget.per_connection = 320 << 10;
     c.stall_timeout = Duration::from_secs(2);
     let mut ws = Ws::connect(gateway(c).await, None).await.expect("connect");
-    for stream in 1..=3 {
-        ws.send(ClientMessage::DoGet {
-            stream,
-            ticket: format!("hold:room{stream}").into_bytes(),
-            location: None,
-            credit: Some(0),
-        })
-        .await;
-    }
+    open_starved(&mut ws, |s| format!("hold:room{s}")).await;
     let held = stalled_close(&mut ws, "--max-buffered-bytes-per-connection").await;
     assert!(
         (3 << 16..(320 << 10) - (64 << 10)).contains(&held),
@@ -366,15 +364,7 @@ async fn grants_of_a_byte_do_not_keep_a_stalled_connection_open() {
     c.stall_timeout = Duration::from_secs(2);
     let mut ws = Ws::connect(gateway(c).await, None).await.expect("connect");
     // Streams with more to send than the client will ever grant.
-    for stream in 1..=3 {
-        ws.send(ClientMessage::DoGet {
-            stream,
-            ticket: b"data:0:2000:50".to_vec(),
-            location: None,
-            credit: Some(0),
-        })
-        .await;
-    }
+    open_starved(&mut ws, |_| "data:0:2000:50".into()).await;
     // A byte of credit per stream every 200 ms: a client that looks alive, and reads
     // nothing.
     let closed = async {

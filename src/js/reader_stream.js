@@ -4,7 +4,7 @@
 import { openSource, readSegments, splitOptions } from './sources.js';
 
 // What each reader made by StreamReader.from reads, until its first `for await`: the
-// source, the signal, the name of the function that made it (for errors), and the abort
+// source, the signal, its limits (for a file, read by tableFromIPC), the name of the function that made it (for errors), and the abort
 // listener that cancels the source before then.
 const sources = new WeakMap();
 
@@ -21,7 +21,7 @@ function readerFor(StreamReader, source, options, fn) {
   // The source is locked from here on: an abort before the first `for await` cancels it
   // at once, as one during the loop does (readSegments listens from then on).
   const abort = () => chunks.cancel(signal.reason);
-  sources.set(reader, { chunks, signal, fn, abort });
+  sources.set(reader, { chunks, signal, limits, fn, abort });
   signal?.addEventListener('abort', abort);
   if (signal?.aborted) abort();
   return reader;
@@ -80,7 +80,7 @@ export function addReaderStreams(StreamReader, tableFromIPC) {
   };
   return async function tableFromIPCAsync(source, options) {
     const reader = readerFor(StreamReader, source, options, 'tableFromIPCAsync');
-    const { segments } = takeSource(reader);
+    const { segments, limits } = takeSource(reader);
     try {
       // The first bytes tell an IPC file (its magic) from a stream, maybe over segments.
       const head = [];
@@ -94,7 +94,7 @@ export function addReaderStreams(StreamReader, tableFromIPC) {
         // come and copied into wasm memory once, by tableFromIPC, never joined here.
         reader.free();
         for await (const segment of segments) head.push(segment);
-        return tableFromIPC(head, splitOptions(options, 'tableFromIPCAsync').limits);
+        return tableFromIPC(head, limits);
       }
       for (const segment of head) reader.push(segment);
       for await (const segment of segments) reader.push(segment);

@@ -186,6 +186,14 @@ fn frame(client: &mut Client, stream: u32, ipc: &[u8]) -> TestResult {
     Ok(())
 }
 
+/// Hands `client` all of `ipc` for stream `stream`, in frames of at most SEGMENT bytes.
+fn frames(client: &mut Client, stream: u32, ipc: &[u8]) -> TestResult {
+    for segment in ipc.chunks(SEGMENT) {
+        frame(client, stream, segment)?;
+    }
+    Ok(())
+}
+
 /// Hands `client` one binary message.
 fn receive(client: &mut Client, bytes: &[u8]) {
     client.on_frame(
@@ -409,9 +417,7 @@ fn a_stream_released_while_a_read_waits_is_cancelled_once_the_read_has_its_chunk
     client.release(id);
     assert_eq!(sent(&actions(&mut client))?, []);
 
-    for segment in bytes.chunks(SEGMENT) {
-        frame(&mut client, id, segment)?;
-    }
+    frames(&mut client, id, &bytes)?;
     let done = actions(&mut client);
     let chunks = done
         .iter()
@@ -433,9 +439,7 @@ fn read_all_again_after_the_end_gives_nothing_more() -> TestResult {
     let bytes = stream_bytes(2, 10)?;
     let mut client = connect(Budget::new(budget::DEFAULT_BUDGET_BYTES))?;
     let id = client.open_get(b"t".to_vec(), Vec::new(), Some(1 << 20));
-    for segment in bytes.chunks(SEGMENT) {
-        frame(&mut client, id, segment)?;
-    }
+    frames(&mut client, id, &bytes)?;
     status(&mut client, id, 0, "")?;
     actions(&mut client);
     let (get, out) = client.get_mut(id)?;
