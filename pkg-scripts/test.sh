@@ -9,6 +9,9 @@ set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
 export PATH="$HOME/.cargo/bin:$PATH"
+# Each step builds its artifacts once, so incremental caches (about 1 GB a target dir)
+# would only take disk.
+export CARGO_INCREMENTAL=0
 
 # No step may hang the run: CI stops at 90 minutes and the whole suite should take well
 # under 40 on two cores.
