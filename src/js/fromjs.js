@@ -337,6 +337,9 @@ function plainColumn(name, column, nodes, sources) {
     sources.push(EMPTY, bytesOf(column, column.byteLength));
     return { name, nullable: false, type: typed };
   }
+  if (ArrayBuffer.isView(column)) {
+    throw new Error(`${where}: a ${kind(column)} has no Arrow type here; pass an Int8Array to BigInt64Array, a Uint8Array to BigUint64Array, a Float32Array or a Float64Array`);
+  }
   if (!Array.isArray(column)) {
     throw new Error(`${where}: expected a typed array or an array of strings, booleans, numbers or bigints, found ${kind(column)}`);
   }

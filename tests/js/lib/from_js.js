@@ -194,6 +194,12 @@ export function fromJsTests({ test, assert, quiver, arrow, read }) {
       error(() => quiver.batchFromColumns({ a: 'abc' })),
       'batchFromColumns: column "a": expected a typed array or an array of strings, booleans, numbers or bigints, found string',
     );
+    for (const view of [new Uint8ClampedArray(2), new DataView(new ArrayBuffer(2))]) {
+      assert.equal(
+        error(() => quiver.batchFromColumns({ a: view })),
+        `batchFromColumns: column "a": a ${view.constructor.name} has no Arrow type here; pass an Int8Array to BigInt64Array, a Uint8Array to BigUint64Array, a Float32Array or a Float64Array`,
+      );
+    }
     assert.equal(
       error(() => quiver.batchFromColumns(null)),
       'batchFromColumns expects an object of columns ({ name: column }), found null',
