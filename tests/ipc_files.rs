@@ -212,7 +212,7 @@ fn a_file_writer_writes_deltas_and_refuses_replacements() {
         .unwrap_err();
     assert_eq!(
         error.to_string(),
-        "dictionary 0 of this batch does not extend the one written before: an IPC file \
+        "a dictionary in column \"d\" does not extend the one written before: an IPC file \
          cannot replace a dictionary (write a stream instead)"
     );
     // The refused batch wrote nothing: the file goes on.

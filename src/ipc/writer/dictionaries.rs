@@ -41,19 +41,19 @@ impl Dictionaries {
         }
     }
 
-    /// Refuses an update that replaces a dictionary already sent, which the IPC file
-    /// format does not allow (each id has one dictionary, which only deltas extend).
-    pub(crate) fn check_no_replacement(&self, updates: &[Update]) -> Result<()> {
+    /// Refuses an update of column `column` that replaces a dictionary already sent,
+    /// which the IPC file format does not allow (each id has one dictionary, which only
+    /// deltas extend).
+    pub(crate) fn check_no_replacement(&self, updates: &[Update], column: &str) -> Result<()> {
         match updates
             .iter()
-            .find(|u| !u.is_delta && self.sent(u.id).is_some())
+            .any(|u| !u.is_delta && self.sent(u.id).is_some())
         {
-            Some(update) => Err(QuiverError::Usage(format!(
-                "dictionary {} of this batch does not extend the one written before: an IPC \
-                 file cannot replace a dictionary (write a stream instead)",
-                update.id
+            true => Err(QuiverError::Usage(format!(
+                "a dictionary in column {column:?} does not extend the one written before: \
+                 an IPC file cannot replace a dictionary (write a stream instead)"
             ))),
-            None => Ok(()),
+            false => Ok(()),
         }
     }
 

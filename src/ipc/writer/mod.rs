@@ -235,12 +235,14 @@ impl StreamEncoder {
         let mut sizes = MessageSizes::default();
         self.updates.clear();
         let mut ids = 0i64..;
-        for column in batch.columns() {
+        for (column, field) in batch.columns().iter().zip(batch.schema_ref().fields()) {
+            let first = self.updates.len();
             self.dictionaries
                 .column_updates(column, &mut ids, &mut self.updates)?;
-        }
-        if self.refuse_replacements {
-            self.dictionaries.check_no_replacement(&self.updates)?;
+            if self.refuse_replacements {
+                self.dictionaries
+                    .check_no_replacement(&self.updates[first..], field.name())?;
+            }
         }
         if !self.schema_written {
             sizes.schema = Some(match out.as_deref_mut() {
