@@ -293,8 +293,10 @@ interface PreparedStatement<Batch, Table, Info> {
   /** Runs it as an update with `parameters`, if given; resolves with the row count the server reports. */
   executeUpdate(parameters?: Batch | Table | Batch[], options?: SqlCallOptions): Promise<number>;
   /**
-   * Releases it on the server. Then the other calls reject, and a second `close()` does
-   * nothing.
+   * Releases it on the server, after the `bind` calls in flight have settled (so the
+   * handle released is the last one the server gave). From the call on, the other calls
+   * reject; once released, a second `close()` does nothing. A `close()` made while one is
+   * in progress shares it; one that failed (an abort) can be retried.
    */
   close(options?: SqlCallOptions): Promise<void>;
 }

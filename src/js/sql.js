@@ -341,6 +341,11 @@ export class FlightSqlClient {
 export class PreparedStatement {
   #calls;
   #handle;
+  // Settles once every bind begun so far has: close() must release the handle the last
+  // bind answered with, not one a bind is about to replace.
+  #binds = Promise.resolve();
+  // The close in progress, which every close() call shares; null when there is none.
+  #closing = null;
   // Set once close() succeeded: the server has forgotten the handle.
   #closed = false;
 
@@ -357,9 +362,12 @@ export class PreparedStatement {
    */
   async bind(parameters, { signal } = {}) {
     const command = { type: 'preparedStatementQuery', handle: this.#open() };
-    const results = await this.#calls.put(command, parameters, signal);
-    const handle = results.length > 0 ? onlyJson(results, command.type).handle : null;
-    if (handle) this.#handle = handle;
+    const bound = this.#calls.put(command, parameters, signal).then((results) => {
+      const handle = results.length > 0 ? onlyJson(results, command.type).handle : null;
+      if (handle) this.#handle = handle;
+    });
+    this.#binds = Promise.all([this.#binds, bound.catch(() => {})]);
+    await bound;
   }
 
   /** The FlightInfo of the statement with its bound parameters. */
@@ -381,16 +389,31 @@ export class PreparedStatement {
     return this.#calls.update(command, parameters, signal);
   }
 
-  /** Releases the statement on the server; once it has, a second close does nothing. */
+  /**
+   * Releases the statement on the server, once the binds in flight have settled. From
+   * the call on, the other methods refuse; once the server has released it, a second
+   * close does nothing. Calls made while one is in progress share it (and its signal);
+   * a close that failed can be retried.
+   */
   async close({ signal } = {}) {
-    if (this.#closed) return;
+    if (this.#closed) return Promise.resolve();
+    this.#closing ??= this.#release(signal).finally(() => {
+      this.#closing = null;
+    });
+    return this.#closing;
+  }
+
+  async #release(signal) {
+    await this.#binds;
     await this.#calls.action('closePreparedStatement', { handle: this.#handle }, signal);
     this.#closed = true;
   }
 
   /** The handle, while the statement is open. */
   #open() {
-    if (this.#closed) throw new Error('this prepared statement was closed: prepare it again');
+    if (this.#closed || this.#closing) {
+      throw new Error('this prepared statement was closed: prepare it again');
+    }
     return this.#handle;
   }
 }

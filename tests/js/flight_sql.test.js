@@ -180,14 +180,26 @@ test('prepared statements: schemas, parameters bound through DoPut, execute, clo
     }
     assertNative(await rowsOf(stmt.execute()), sql.replace('$1', String(threshold)));
   }
-  await stmt.close();
+  // A bind still in flight: close waits for it, so it releases the handle it answers
+  // with; the calls made once close has begun, and concurrent closes, share its fate.
+  const parameters = quiver.batchFromColumns({ $1: BigInt64Array.of(1n) });
+  const bound = stmt.bind(parameters);
+  const closing = stmt.close();
+  const closed = { message: 'this prepared statement was closed: prepare it again' };
+  await assert.rejects(stmt.execute(), closed);
+  await assert.rejects(stmt.bind(parameters), closed);
+  const order = [];
+  await Promise.all([
+    bound.then(() => order.push('bind')),
+    closing.then(() => order.push('close')),
+    stmt.close().then(() => order.push('second close')),
+  ]);
+  assert.deepEqual(order, ['bind', 'close', 'second close']);
   // Closed here too: a second close does nothing, and the other calls say why they fail.
   await stmt.close();
-  const closed = { message: 'this prepared statement was closed: prepare it again' };
   await assert.rejects(stmt.execute(), closed);
   await assert.rejects(stmt.query(), closed);
   await assert.rejects(stmt.executeUpdate(), closed);
-  const parameters = quiver.batchFromColumns({ $1: BigInt64Array.of(1n) });
   await assert.rejects(stmt.bind(parameters), closed);
   parameters.free();
 });
