@@ -7,6 +7,12 @@ import { openSource, readSegments, splitOptions } from './sources.js';
 // source, the signal, its limits (for a file, read by tableFromIPC), the name of the function that made it (for errors), and the abort
 // listener that cancels the source before then.
 const sources = new WeakMap();
+// A reader collected before its loop (never freed): its source is cancelled, so that no
+// body stays open and locked, and the listener leaves the signal, which may live on.
+const dropped = new FinalizationRegistry(({ chunks, signal, abort }) => {
+  signal?.removeEventListener('abort', abort);
+  chunks.cancel(new Error('a StreamReader was collected before its source was read'));
+});
 
 function readerFor(StreamReader, source, options, fn) {
   const { signal, limits } = splitOptions(options, fn);
@@ -21,7 +27,9 @@ function readerFor(StreamReader, source, options, fn) {
   // The source is locked from here on: an abort before the first `for await` cancels it
   // at once, as one during the loop does (readSegments listens from then on).
   const abort = () => chunks.cancel(signal.reason);
-  sources.set(reader, { chunks, signal, limits, fn, abort });
+  const record = { chunks, signal, limits, fn, abort };
+  sources.set(reader, record);
+  dropped.register(reader, record, record);
   signal?.addEventListener('abort', abort);
   if (signal?.aborted) abort();
   return reader;
@@ -32,6 +40,7 @@ function detachSource(reader) {
   const source = sources.get(reader);
   if (source === undefined) return undefined;
   sources.delete(reader);
+  dropped.unregister(source);
   source.signal?.removeEventListener('abort', source.abort);
   return source;
 }

@@ -94,6 +94,20 @@ export function reachabilityTests({ test, assert, quiver, arrow, gc }) {
     assert.throws(() => table.getChild('x'), /freed/);
   });
 
+  test('a StreamReader.from reader dropped before its loop cancels its source', async () => {
+    const controller = new AbortController();
+    const reasons = [];
+    const source = new ReadableStream({ cancel: (reason) => { reasons.push(reason); } });
+    // In a function of its own, so that no variable of this one holds the reader.
+    (() => { quiver.StreamReader.from(source, { signal: controller.signal }); })();
+    await collect();
+    assert.deepEqual(reasons.map((r) => r.message), ['a StreamReader was collected before its source was read']);
+    // Its abort listener went with it: an abort now cancels nothing more.
+    controller.abort();
+    await collect();
+    assert.equal(reasons.length, 1);
+  });
+
   test('dropped tables and their columns are still freed once nothing holds them', async () => {
     // In a function of its own, so that no variable of this (suspended) one holds a table.
     const useAndDrop = (k) => {
