@@ -15,7 +15,8 @@
 //! not fit fails ([`Account::reserve`]), with `RESOURCE_EXHAUSTED` naming the budget and
 //! what is held: nothing is dropped from a stream that goes on. Only control messages
 //! are counted whatever the budget ([`Account::hold`]). A connection that holds bytes
-//! while a budget it draws on has no room for another call, whose streams wait on its
+//! while a budget it shares with others (its client IP's, the gateway's) has no room for
+//! another call, whose streams wait on its
 //! client, and whose client moves less than [`MIN_STREAM_WINDOW`] bytes (credit granted,
 //! upload sent) in the stall timeout, is closed by `conn`.
 
@@ -129,7 +130,7 @@ impl Account {
     pub fn reserve(self: &Arc<Self>, bytes: u64, what: &str) -> Result<Held, Status> {
         let mut totals = self.budget.totals();
         let mut held = lock(&self.held);
-        if let Some(level) = self.first_full(&totals, *held, bytes.max(1)) {
+        if let Some(level) = first_full(self.levels(&totals, *held), bytes.max(1)) {
             return Err(Status::resource_exhausted(format!(
                 "{what} needs {bytes} bytes, over the {} budget: {} holds {} of its {} bytes",
                 level.option, level.whose, level.used, level.limit
@@ -178,22 +179,24 @@ impl Account {
         }
     }
 
-    /// If this connection holds bytes and one of the budgets it draws on is full (has no
-    /// room for a call that reserves `room`): that budget's option, and what the
-    /// connection holds.
-    pub fn full_budget(&self, room: u64) -> Option<(&'static str, u64)> {
+    /// If this connection holds bytes and a budget it shares with other connections (its
+    /// client IP's or the gateway's) has no room for a call that reserves `room`: that
+    /// budget's option, and what the connection holds. Its own budget is left out: when
+    /// only that one is full, the connection keeps nobody else from anything.
+    pub fn full_shared_budget(&self, room: u64) -> Option<(&'static str, u64)> {
         let totals = self.budget.totals();
         let held = *lock(&self.held);
         if held == 0 {
             return None;
         }
-        let level = self.first_full(&totals, held, room)?;
+        let [_own, shared @ ..] = self.levels(&totals, held);
+        let level = first_full(shared, room)?;
         Some((level.option, held))
     }
 
-    /// The first budget, innermost first, that has no room for `bytes` more, given what
-    /// the gateway (`totals`) and this connection (`held`) hold.
-    fn first_full(&self, totals: &Totals, held: u64, bytes: u64) -> Option<Level> {
+    /// The three budgets, innermost first, given what the gateway (`totals`) and this
+    /// connection (`held`) hold.
+    fn levels(&self, totals: &Totals, held: u64) -> [Level; 3] {
         let limits = self.budget.limits;
         let client = totals.clients.get(&self.ip).copied().unwrap_or(0);
         [
@@ -216,8 +219,6 @@ impl Account {
                 whose: "the gateway",
             },
         ]
-        .into_iter()
-        .find(|level| level.used.saturating_add(bytes) > level.limit)
     }
 
     /// When the client last moved [`MIN_STREAM_WINDOW`] bytes (see `moved`).
@@ -235,6 +236,13 @@ impl Account {
     pub fn is_waiting_on_client(&self) -> bool {
         self.waiting.load(Ordering::Relaxed) > 0
     }
+}
+
+/// The first of `levels` that has no room for `bytes` more.
+fn first_full(levels: impl IntoIterator<Item = Level>, bytes: u64) -> Option<Level> {
+    levels
+        .into_iter()
+        .find(|level| level.used.saturating_add(bytes) > level.limit)
 }
 
 fn add(totals: &mut Totals, held: &mut u64, ip: IpAddr, bytes: u64) {
@@ -302,10 +310,7 @@ mod tests {
             "a DoGet needs 1 bytes, over the --max-buffered-bytes-per-connection budget: this \
              connection holds 400 of its 400 bytes"
         );
-        assert_eq!(
-            a.full_budget(1),
-            Some(("--max-buffered-bytes-per-connection", 400))
-        );
+        assert_eq!(a.full_shared_budget(1), None, "only its own budget is full");
         let b = budget.open(ip(1));
         let _b = b.reserve(200, "a DoGet").unwrap();
         assert_eq!(
@@ -320,9 +325,13 @@ mod tests {
             d.reserve(1, "a DoPut").err().unwrap().code(),
             tonic::Code::ResourceExhausted
         );
-        assert_eq!(d.full_budget(1), None, "d holds nothing");
+        assert_eq!(
+            a.full_shared_budget(1),
+            Some(("--max-buffered-bytes-per-client", 400))
+        );
+        assert_eq!(d.full_shared_budget(1), None, "d holds nothing");
         drop(held);
-        assert_eq!(a.full_budget(1), None);
+        assert_eq!(a.full_shared_budget(1), None);
         d.reserve(400, "a DoGet")
             .expect("room once a's bytes are given back");
     }
@@ -333,11 +342,11 @@ mod tests {
         let a = budget.open(ip(1));
         let mut held = a.hold(900);
         assert_eq!(
-            a.full_budget(1),
-            Some(("--max-buffered-bytes-per-connection", 900))
+            a.full_shared_budget(1),
+            Some(("--max-buffered-bytes-per-client", 900))
         );
         held.shrink_to(100);
-        assert_eq!(a.full_budget(1), None);
+        assert_eq!(a.full_shared_budget(1), None);
         assert_eq!(
             held.reserve_to(401, "a message").unwrap_err().message(),
             "a message needs 301 bytes, over the --max-buffered-bytes-per-connection budget: \
@@ -347,9 +356,14 @@ mod tests {
         assert_eq!(*lock(&a.held), 400);
         held.reserve_to(100, "a message").unwrap();
         assert_eq!(
-            a.full_budget(301),
-            Some(("--max-buffered-bytes-per-connection", 100)),
-            "no room for 301 bytes"
+            a.full_shared_budget(301),
+            None,
+            "only its own budget is full"
+        );
+        assert_eq!(
+            a.full_shared_budget(501),
+            Some(("--max-buffered-bytes-per-client", 100)),
+            "no room for 501 bytes"
         );
         drop(held);
         assert_eq!(*lock(&a.held), 0);

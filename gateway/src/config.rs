@@ -114,9 +114,10 @@ pub struct Args {
     /// --max-streams DoGets' 2 MiB HTTP/2 windows and 1 MiB in hand each.
     #[arg(long, default_value_t = 192 << 20)]
     pub max_buffered_bytes_per_connection: u64,
-    /// Close a connection that holds bytes while a budget it draws on is full, one of its
-    /// streams waits on its client, and the client has moved under 64 KiB (credit granted,
-    /// upload sent) for this many seconds; its upstream calls are cancelled.
+    /// Close a connection that holds bytes while a budget it shares (its client IP's, the
+    /// gateway's) is full, one of its streams waits on its client, and the client has
+    /// moved under 64 KiB (credit granted, upload sent) for this many seconds; its
+    /// upstream calls are cancelled.
     #[arg(long, default_value_t = 60)]
     pub stall_timeout_secs: u64,
 }

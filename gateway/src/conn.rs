@@ -225,8 +225,8 @@ async fn watchdog(
     }
 }
 
-/// Resolves once the connection holds bytes while a budget it draws on has no room for
-/// a call that reserves `room`, one of its streams waits on its client (a DoGet for
+/// Resolves once the connection holds bytes while a budget it shares with other
+/// connections has no room for a call that reserves `room`, one of its streams waits on its client (a DoGet for
 /// credit, a DoPut for its next frame), and its client has moved less than
 /// `MIN_STREAM_WINDOW` bytes in `after`: the client holds memory that others are refused,
 /// and is not using it. A grant of a byte now and then, or an idle upload, does not count
@@ -238,7 +238,7 @@ async fn stall(account: &Account, after: Duration, room: u64) -> Close {
         if account.last_progress().elapsed() < after || !account.is_waiting_on_client() {
             continue;
         }
-        if let Some((budget, held)) = account.full_budget(room) {
+        if let Some((budget, held)) = account.full_shared_budget(room) {
             return Close::Stalled(format!(
                 "holds {held} bytes with {budget} full, and moved under {MIN_STREAM_WINDOW} \
                  bytes in {} s",

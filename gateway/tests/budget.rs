@@ -303,18 +303,43 @@ async fn stalled_close(ws: &mut Ws, budget: &str) -> u64 {
 async fn a_stalled_connection_is_closed_and_its_calls_cancelled() {
     let up = Upstream::start(&[]);
     let mut c = config(&up);
-    // Three DoGets at credit 0 reserve 64 KiB windows; with the messages they hold, the
-    // connection's budget has no room for another call. The upstream sends one small
+    // Three DoGets at credit 0 reserve 64 KiB windows; with the messages they hold, its
+    // client IP's budget has no room for another call. The upstream sends one small
     // batch each, then waits to be cancelled.
-    c.buffer_budget.per_connection = 4 << 16;
+    c.buffer_budget.per_client = 4 << 16;
     // Two seconds leave a loaded machine's upstream time to start all three calls.
     c.stall_timeout = Duration::from_secs(2);
     let addr = gateway(c).await;
     let mut ws = Ws::connect(addr, None).await.expect("connect");
     open_starved(&mut ws, |s| format!("hold:stall{s}")).await;
-    let held = stalled_close(&mut ws, "--max-buffered-bytes-per-connection").await;
+    let held = stalled_close(&mut ws, "--max-buffered-bytes-per-client").await;
     assert!(held > 3 << 16, "{held}");
     let cancelled: Vec<String> = (1..=3).map(|s| format!("CANCELLED stall{s}")).collect();
+    let missing = up.missing(&cancelled, Duration::from_secs(10));
+    assert!(missing.is_empty(), "the upstream did not print {missing:?}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_stalled_connection_whose_own_budget_alone_is_full_stays_open() {
+    let up = Upstream::start(&[]);
+    let mut c = config(&up);
+    // As above, but only the connection's own budget is full: it keeps nobody else from
+    // anything, so a slow reader is left to read at its pace.
+    c.buffer_budget.per_connection = 4 << 16;
+    c.stall_timeout = Duration::from_secs(1);
+    let mut ws = Ws::connect(gateway(c).await, None).await.expect("connect");
+    open_starved(&mut ws, |s| format!("hold:own{s}")).await;
+    let started = std::time::Instant::now();
+    while started.elapsed() < Duration::from_secs(4) {
+        if let Some(Event::Closed(close)) = ws.next_within(Duration::from_millis(200)).await {
+            panic!("closed past the stall timeout with only its own budget full: {close:?}");
+        }
+    }
+    // Its calls were left running, and the connection still takes requests: a cancel
+    // sent now reaches the upstream.
+    let cancelled = vec!["CANCELLED own1".to_string()];
+    assert_eq!(up.missing(&cancelled, Duration::ZERO), cancelled);
+    ws.send(ClientMessage::Cancel { stream: 1 }).await;
     let missing = up.missing(&cancelled, Duration::from_secs(10));
     assert!(missing.is_empty(), "the upstream did not print {missing:?}");
 }
@@ -324,7 +349,7 @@ async fn idle_uploads_hold_the_budget_no_longer_than_the_stall_timeout() {
     let up = Upstream::start(&[]);
     let mut c = config(&up);
     // Two DoPuts reserve 2 x (64 + 256) KiB, which leaves 60 KiB: no room for a call.
-    c.buffer_budget.per_connection = 700 << 10;
+    c.buffer_budget.per_client = 700 << 10;
     c.stall_timeout = Duration::from_secs(2);
     let mut ws = Ws::connect(gateway(c).await, None).await.expect("connect");
     for stream in 1..=2 {
@@ -334,7 +359,7 @@ async fn idle_uploads_hold_the_budget_no_longer_than_the_stall_timeout() {
         })
         .await;
     }
-    let held = stalled_close(&mut ws, "--max-buffered-bytes-per-connection").await;
+    let held = stalled_close(&mut ws, "--max-buffered-bytes-per-client").await;
     assert!(held >= 2 * (320 << 10), "{held}");
 }
 
@@ -345,11 +370,11 @@ async fn a_budget_without_room_for_a_default_doget_counts_as_full() {
     // Three DoGets at credit 0 reserve 3 x 64 KiB and hold a small message each, which
     // leaves about 128 KiB: room for a call opened with little credit, not for a DoGet
     // opened with the default credit (a 256 KiB window here), which others are refused.
-    c.buffer_budget.per_connection = 320 << 10;
+    c.buffer_budget.per_client = 320 << 10;
     c.stall_timeout = Duration::from_secs(2);
     let mut ws = Ws::connect(gateway(c).await, None).await.expect("connect");
     open_starved(&mut ws, |s| format!("hold:room{s}")).await;
-    let held = stalled_close(&mut ws, "--max-buffered-bytes-per-connection").await;
+    let held = stalled_close(&mut ws, "--max-buffered-bytes-per-client").await;
     assert!(
         (3 << 16..(320 << 10) - (64 << 10)).contains(&held),
         "{held}"
@@ -360,7 +385,7 @@ async fn a_budget_without_room_for_a_default_doget_counts_as_full() {
 async fn grants_of_a_byte_do_not_keep_a_stalled_connection_open() {
     let up = Upstream::start(&[]);
     let mut c = config(&up);
-    c.buffer_budget.per_connection = 4 << 16;
+    c.buffer_budget.per_client = 4 << 16;
     c.stall_timeout = Duration::from_secs(2);
     let mut ws = Ws::connect(gateway(c).await, None).await.expect("connect");
     // Streams with more to send than the client will ever grant.
