@@ -56,9 +56,11 @@ pub struct Args {
     /// Default DoGet credit window in bytes, and the DoPut window granted to clients.
     #[arg(long, default_value_t = 8 << 20)]
     pub credit_window: u64,
-    /// Largest gRPC message accepted from or sent to upstreams (tonic's default is 4 MiB).
-    #[arg(long, default_value_t = 256 << 20)]
-    pub max_message_bytes: usize,
+    /// Largest gRPC message accepted from or sent to upstreams (tonic's default is 4 MiB):
+    /// by default 64 MiB, or the smallest --max-buffered-bytes* budget if that is less (a
+    /// larger message could never be held).
+    #[arg(long)]
+    pub max_message_bytes: Option<usize>,
     /// Serve DIR/www and DIR/pkg at /www/ and /pkg/ (DIR is usually the repo root).
     #[arg(long = "static", value_name = "DIR")]
     pub static_dir: Option<PathBuf>,
@@ -122,6 +124,9 @@ pub struct Args {
     pub stall_timeout_secs: u64,
 }
 
+/// `--max-message-bytes` when not given (and the budgets have room for it).
+pub const DEFAULT_MAX_MESSAGE_BYTES: usize = 64 << 20;
+
 /// The configuration the gateway runs with.
 #[derive(Debug, Clone)]
 pub struct Config {
@@ -160,7 +165,7 @@ impl Config {
             allow_locations: Vec::new(),
             max_segment_bytes: quiver::flight::DEFAULT_MAX_SEGMENT_BYTES,
             credit_window: 8 << 20,
-            max_message_bytes: 256 << 20,
+            max_message_bytes: DEFAULT_MAX_MESSAGE_BYTES,
             static_dir: None,
             token: None,
             idle_timeout: Duration::from_secs(300),
@@ -249,7 +254,7 @@ impl Args {
         }
         // A connection must hold at least one DoGet's smallest HTTP/2 window.
         let least = MIN_STREAM_WINDOW as u64;
-        for (option, bytes) in [
+        let budgets = [
             ("--max-buffered-bytes", self.max_buffered_bytes),
             (
                 "--max-buffered-bytes-per-client",
@@ -259,13 +264,30 @@ impl Args {
                 "--max-buffered-bytes-per-connection",
                 self.max_buffered_bytes_per_connection,
             ),
-        ] {
+        ];
+        for (option, bytes) in budgets {
             if bytes < least {
                 return Err(invalid(format!(
                     "{option} must be at least {least}, found {bytes}"
                 )));
             }
         }
+        // Every message is counted against the budgets: one above the smallest would be
+        // read whole from its upstream only to be refused.
+        let (smallest_option, smallest) = budgets
+            .into_iter()
+            .min_by_key(|(_, bytes)| *bytes)
+            .expect("three budgets");
+        let max_message_bytes = match self.max_message_bytes {
+            None => DEFAULT_MAX_MESSAGE_BYTES.min(usize::try_from(smallest).unwrap_or(usize::MAX)),
+            Some(bytes) if bytes as u64 > smallest => {
+                return Err(invalid(format!(
+                    "--max-message-bytes must be at most {smallest_option} ({smallest}), \
+                     found {bytes}: a larger message could never be held"
+                )))
+            }
+            Some(bytes) => bytes,
+        };
         if !(1..=DAY_SECS).contains(&self.stall_timeout_secs) {
             return Err(invalid(format!(
                 "--stall-timeout-secs must be from 1 to {DAY_SECS}, found {}",
@@ -295,7 +317,7 @@ impl Args {
             allow_locations: self.allow_location.clone(),
             max_segment_bytes: self.max_segment_bytes,
             credit_window: self.credit_window,
-            max_message_bytes: self.max_message_bytes,
+            max_message_bytes,
             static_dir: self.static_dir.clone(),
             token: self.token.clone(),
             idle_timeout: Duration::from_secs(self.idle_timeout_secs),
@@ -390,6 +412,20 @@ mod tests {
         ])
         .unwrap();
         assert_eq!(budget.buffer_budget.total, 65536);
+        assert_eq!(
+            budget.max_message_bytes, 65536,
+            "the smallest budget caps the default"
+        );
+        assert_eq!(c.max_message_bytes, DEFAULT_MAX_MESSAGE_BYTES);
+        assert_eq!(
+            config(&["--demo", "--max-message-bytes", "201326593"])
+                .unwrap_err()
+                .to_string(),
+            "--max-message-bytes must be at most --max-buffered-bytes-per-connection \
+             (201326592), found 201326593: a larger message could never be held"
+        );
+        let larger = config(&["--demo", "--max-message-bytes", "201326592"]).unwrap();
+        assert_eq!(larger.max_message_bytes, 201326592);
         assert_eq!(budget.stall_timeout, Duration::from_secs(2));
         assert!(config(&["--demo", "--stall-timeout-secs", "0"]).is_err());
     }
