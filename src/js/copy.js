@@ -41,6 +41,14 @@ export function copyRange(memory, array, start, length, address) {
   heapOf(memory).set(array.subarray(start, start + length), address);
 }
 
+/**
+ * Copies `length` bytes at `from` in `memory` to `address`: a part of an IPC file that is
+ * itself a view of wasm memory, which growth during the read would detach.
+ */
+export function copyWithinMemory(memory, from, length, address) {
+  heapOf(memory).copyWithin(address, from, from + length);
+}
+
 /** The view of the whole of `memory`, made again if growth detached it. */
 function heapOf(memory) {
   if (heap.length === 0) heap = new Uint8Array(memory.buffer);

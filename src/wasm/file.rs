@@ -4,7 +4,7 @@
 use std::mem::MaybeUninit;
 use std::ops::Range;
 
-use js_sys::Uint8Array;
+use js_sys::{ArrayBuffer, Object, Uint8Array, WebAssembly};
 use wasm_bindgen::prelude::*;
 
 use super::batch::{table_with_metadata, RecordBatch, Table};
@@ -19,6 +19,9 @@ extern "C" {
     /// Copies `length` bytes of `array`, from `start`, to `address` in wasm memory.
     #[wasm_bindgen(js_name = copyRange)]
     fn copy_range(memory: &JsValue, array: &Uint8Array, start: u32, length: u32, address: u32);
+    /// Copies `length` bytes at `from` in wasm memory to `address`.
+    #[wasm_bindgen(js_name = copyWithinMemory)]
+    fn copy_within_memory(memory: &JsValue, from: u32, length: u32, address: u32);
 }
 
 /// Random access to the record batches of an Arrow IPC file, from `openFile`.
@@ -133,8 +136,17 @@ fn length(value: f64) -> WasmResult<u64> {
 
 /// Parts of a file in JS arrays, each at its offset in the file, in order.
 pub(super) struct Parts {
-    starts: Vec<u64>,
-    arrays: Vec<Uint8Array>,
+    parts: Vec<Part>,
+}
+
+struct Part {
+    /// Where the part lies in the file, as long as the array was when the read began.
+    range: Range<u64>,
+    array: Uint8Array,
+    /// Where the array starts in wasm memory, when it is a view of it (a writer's chunk,
+    /// say): growth during the read detaches such a view outside resizable memory, so
+    /// its bytes are copied by address.
+    in_memory: Option<u32>,
 }
 
 impl Parts {
@@ -146,67 +158,81 @@ impl Parts {
                 arrays.len()
             )));
         }
-        Ok(Parts { starts, arrays })
+        let memory = memory_buffer();
+        let parts = starts.into_iter().zip(arrays);
+        Ok(Parts {
+            parts: parts
+                .map(|(start, a)| Part::new(start, a, &memory))
+                .collect(),
+        })
     }
 
     /// The segments a whole file arrived in, one after the other.
     pub(super) fn in_sequence(arrays: Vec<Uint8Array>) -> Self {
-        let mut starts = Vec::with_capacity(arrays.len());
+        let memory = memory_buffer();
         let mut at = 0;
-        for array in &arrays {
-            starts.push(at);
-            at += u64::from(array.length());
+        let mut parts = Vec::with_capacity(arrays.len());
+        for array in arrays {
+            let part = Part::new(at, array, &memory);
+            at = part.range.end;
+            parts.push(part);
         }
-        Parts { starts, arrays }
+        Parts { parts }
     }
 
-    pub(super) fn arrays(&self) -> &[Uint8Array] {
-        &self.arrays
+    /// Each part's array, to push one after the other: a view of wasm memory is made again
+    /// over memory as it is when reached, since pushing the parts before may have grown it.
+    pub(super) fn arrays(&self) -> impl Iterator<Item = Uint8Array> + '_ {
+        self.parts.iter().map(|part| match part.in_memory {
+            Some(address) => {
+                let length = (part.range.end - part.range.start) as u32;
+                Uint8Array::new_with_byte_offset_and_length(&memory_buffer(), address, length)
+            }
+            None => part.array.clone(),
+        })
     }
 
     /// Where the last part ends.
     fn end(&self) -> u64 {
-        self.ranges().last().map_or(0, |(range, _)| range.end)
-    }
-
-    fn ranges(&self) -> impl Iterator<Item = (Range<u64>, &Uint8Array)> {
-        let ends = self.arrays.iter().map(|a| u64::from(a.length()));
-        self.starts
-            .iter()
-            .zip(ends)
-            .map(|(&start, len)| start..start + len)
-            .zip(&self.arrays)
+        self.parts.last().map_or(0, |part| part.range.end)
     }
 
     /// The bytes of `range` that the parts hold, in a new `Vec`: for the tail and footer.
     pub(super) fn bytes(&self, range: Range<u64>) -> Vec<u8> {
-        let mut out = Vec::new();
-        for (part, array) in self.ranges() {
-            let (start, end) = (range.start.max(part.start), range.end.min(part.end));
-            if start < end {
-                let slice = array.subarray((start - part.start) as u32, (end - part.start) as u32);
-                out.extend(slice.to_vec());
-            }
-        }
+        let held = range.end.min(self.end()).saturating_sub(range.start) as usize;
+        let mut out = Vec::with_capacity(held);
+        let copied = self.copy(
+            &wasm_bindgen::memory(),
+            range.start,
+            &mut out.spare_capacity_mut()[..held],
+        );
+        // SAFETY: `copy` initialized the first `copied` bytes.
+        unsafe { out.set_len(copied) };
         out
     }
 
-    /// Copies the file's bytes from `at` into `dst`, from whichever parts hold them.
-    fn copy(&self, memory: &JsValue, mut at: u64, dst: &mut [MaybeUninit<u8>]) {
+    /// Copies the file's bytes from `at` into `dst`, from whichever parts hold them;
+    /// returns how many it copied (all of `dst` when the parts hold them).
+    fn copy(&self, memory: &JsValue, mut at: u64, dst: &mut [MaybeUninit<u8>]) -> usize {
         let mut done = 0;
-        for (part, array) in self.ranges() {
+        for part in &self.parts {
             if done == dst.len() {
                 break;
             }
-            if part.contains(&at) {
-                let n = (part.end - at).min((dst.len() - done) as u64) as usize;
+            if part.range.contains(&at) {
+                let n = (part.range.end - at).min((dst.len() - done) as u64) as usize;
                 // Addresses and lengths fit in u32 on wasm32.
                 let address = dst[done..].as_mut_ptr() as u32;
-                copy_range(memory, array, (at - part.start) as u32, n as u32, address);
+                let start = (at - part.range.start) as u32;
+                match part.in_memory {
+                    Some(view) => copy_within_memory(memory, view + start, n as u32, address),
+                    None => copy_range(memory, &part.array, start, n as u32, address),
+                }
                 done += n;
                 at += n as u64;
             }
         }
+        done
     }
 
     fn read_batch(
@@ -225,16 +251,38 @@ impl Parts {
         decoder: &mut FileDecoder,
         indexes: Range<usize>,
     ) -> crate::ipc::Result<Vec<(arrow_array::RecordBatch, crate::ipc::BatchMetadata)>> {
-        let given: Vec<Range<u64>> = self.ranges().map(|(range, _)| range).collect();
+        let given: Vec<Range<u64>> = self.parts.iter().map(|part| part.range.clone()).collect();
         let memory = wasm_bindgen::memory();
         let mut batches = Vec::with_capacity(indexes.len());
         for index in indexes {
             // SAFETY: the decoder asks only for bytes inside `given`, the parts' ranges, and
             // `copy` fills a destination from the parts that hold it, which are in order.
             batches.push(unsafe {
-                decoder.read_batch(index, &given, |at, dst| self.copy(&memory, at, dst))?
+                decoder.read_batch(index, &given, |at, dst| {
+                    self.copy(&memory, at, dst);
+                })?
             });
         }
         Ok(batches)
     }
+}
+
+impl Part {
+    fn new(start: u64, array: Uint8Array, memory: &ArrayBuffer) -> Self {
+        let in_memory = Object::is(&array.buffer(), memory).then(|| array.byte_offset());
+        let range = start..start + u64::from(array.length());
+        Part {
+            range,
+            array,
+            in_memory,
+        }
+    }
+}
+
+/// The buffer wasm memory is seen through now.
+fn memory_buffer() -> ArrayBuffer {
+    wasm_bindgen::memory()
+        .unchecked_into::<WebAssembly::Memory>()
+        .buffer()
+        .unchecked_into()
 }

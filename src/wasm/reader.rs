@@ -197,7 +197,7 @@ pub fn table_from_ipc(
         decoder: StreamDecoder::new(limits),
     };
     for segment in parts.arrays() {
-        reader.push_array(segment)?;
+        reader.push_array(&segment)?;
     }
     reader.into_table()
 }

@@ -178,6 +178,41 @@ export function reachabilityTests({ test, assert, quiver, arrow, gc }) {
     holder.free();
   });
 
+  test('tableFromIPC and openFile read views of wasm memory when reading grows memory', async () => {
+    // As above, for IPC files, and for a stream in two views (the first push grows memory
+    // before the second view is reached): each case's body is as large as memory is.
+    const cases = {
+      'tableFromIPC(file)': ['file', (view) => quiver.tableFromIPC(view)],
+      'tableFromIPC([stream halves])': ['stream', (view) => quiver.tableFromIPC([
+        view.subarray(0, view.length >> 1), view.subarray(view.length >> 1),
+      ])],
+      'openFile(file).batch(0)': ['file', async (view) => {
+        const opened = await quiver.openFile(view);
+        try {
+          return await opened.batch(0);
+        } finally {
+          opened.free();
+        }
+      }],
+    };
+    for (const [name, [format, read]] of Object.entries(cases)) {
+      const rows = Math.ceil(quiver.memoryStats().wasmMemoryBytes / 8);
+      const ipc = arrow.tableToIPC(arrow.tableFromArrays({ x: new Float64Array(rows).fill(2.5) }), format);
+      const holder = quiver.fromArrowJS(arrow.tableFromArrays({
+        b: arrow.vectorFromArray([ipc], new arrow.Binary()),
+      }));
+      const before = quiver.memoryStats().wasmMemoryBytes;
+      const result = await read(holder.getChild('b').chunks[0].values);
+      assert.ok(quiver.memoryStats().wasmMemoryBytes > before, `${name}: memory grew`);
+      const x = result.getChild ? result.getChild('x') : result.column('x');
+      assert.equal(x.length, rows, name);
+      const values = x.chunks ? x.chunks.map((c) => c.values) : [x.values];
+      assert.ok(values.every((v) => v.every((e) => e === 2.5)), `${name}: every value read back`);
+      result.free();
+      holder.free();
+    }
+  });
+
   test('writer chunks keep their Chunks alive (views over resizable memory, copies elsewhere)', async () => {
     const source = quiver.tableFromIPC(stream(0));
     const pieces = (() => {
