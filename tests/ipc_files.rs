@@ -425,6 +425,45 @@ fn a_block_whose_size_disagrees_with_its_message_is_an_error() {
 }
 
 #[test]
+fn footer_blocks_that_share_bytes_are_an_error() {
+    let file = sample_file();
+    let start = footer_start(&file);
+    let footer = arrow_ipc::root_as_footer(&file[start..file.len() - 10]).unwrap();
+    let first = footer.recordBatches().unwrap().get(0);
+    let range = |b: &arrow_ipc::Block| {
+        (
+            b.offset(),
+            b.offset() + b.metaDataLength() as i64 + b.bodyLength(),
+        )
+    };
+    let (from, to) = range(first);
+    // Batch 0's block listed again as batch 1's: read twice, as a hostile footer listing
+    // one large message many times would have it.
+    let (twice, _) = with_batch_1_block(&file, |_| *first);
+    assert_eq!(
+        error_of(&twice),
+        format!(
+            "invalid IPC stream: record batch block 1 (bytes {from}..{to}) overlaps record \
+             batch block 0 (bytes {from}..{to}): each message of a file has bytes of its own"
+        )
+    );
+    // Batch 1's block starting inside batch 0's.
+    let (inside, block) = with_batch_1_block(&file, |b| {
+        arrow_ipc::Block::new(b.offset() - 8, b.metaDataLength(), b.bodyLength())
+    });
+    let (at, end) = range(&block);
+    assert_eq!(
+        error_of(&inside),
+        format!(
+            "invalid IPC stream: record batch block 1 (bytes {}..{}) overlaps record batch \
+             block 0 (bytes {from}..{to}): each message of a file has bytes of its own",
+            at - 8,
+            end - 8
+        )
+    );
+}
+
+#[test]
 fn a_schema_message_that_differs_from_the_footer_is_an_error() {
     let file = sample_file();
     // Rename the field in the schema message only: its name is the flatbuffer string

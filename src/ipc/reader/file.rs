@@ -125,6 +125,7 @@ impl FileDecoder {
             .ok_or_else(|| QuiverError::invalid("file footer has no schema"))?;
         let dictionaries = check_blocks("dictionary", fb.dictionaries(), footer_start)?;
         let batches = check_blocks("record batch", fb.recordBatches(), footer_start)?;
+        check_no_overlap(&dictionaries, &batches)?;
         let schema = read_schema(schema)?;
         Ok(FileDecoder {
             messages: MessageDecoder::with_schema(schema.clone()),
@@ -504,6 +505,26 @@ fn check_block(
             (offset as i128) + (metadata as i128) + (body as i128)
         ))
     })
+}
+
+/// Refuses blocks that share bytes. Each message of a file has its own; a footer that
+/// lists one message many times would make each copy be read and decoded again, a
+/// small file taking gigabytes.
+fn check_no_overlap(dictionaries: &[Block], batches: &[Block]) -> Result<()> {
+    let mut all: Vec<(Range<u64>, &str, usize)> = Vec::new();
+    for (what, blocks) in [("dictionary", dictionaries), ("record batch", batches)] {
+        let ranges = blocks.iter().map(Block::range).enumerate();
+        all.extend(ranges.map(|(index, range)| (range, what, index)));
+    }
+    all.sort_by_key(|(range, ..)| range.start);
+    match all.windows(2).find(|pair| pair[1].0.start < pair[0].0.end) {
+        Some([(a, a_what, a_index), (b, b_what, b_index)]) => Err(QuiverError::invalid(format!(
+            "{b_what} block {b_index} (bytes {}..{}) overlaps {a_what} block {a_index} \
+             (bytes {}..{}): each message of a file has bytes of its own",
+            b.start, b.end, a.start, a.end
+        ))),
+        _ => Ok(()),
+    }
 }
 
 /// Whether `range` lies inside `given`, whose ranges are in order of their starts and
