@@ -425,6 +425,28 @@ fn a_block_whose_size_disagrees_with_its_message_is_an_error() {
 }
 
 #[test]
+fn a_message_larger_than_its_block_is_refused_before_it_is_allocated() {
+    let file = sample_file();
+    // The footer gives batch 1 a 32-byte body; its message declares its true body. The
+    // framer is bounded by the block, so it refuses the message at its metadata, before
+    // allocating the body it declares (a hostile message may declare up to
+    // maxMessageBytes in a file of a few hundred bytes).
+    let (bad, block) = with_batch_1_block(&file, |b| {
+        arrow_ipc::Block::new(b.offset(), b.metaDataLength(), 32)
+    });
+    let (meta, body) = (i64::from(block.metaDataLength()), block.bodyLength());
+    assert_eq!(
+        error_of(&bad),
+        format!(
+            "invalid IPC stream: record batch block 1 declares {meta} bytes of metadata and a \
+             32-byte body, but its message needs more: message needs {} bytes, got {}",
+            meta - 8 + body,
+            meta + 32
+        )
+    );
+}
+
+#[test]
 fn footer_blocks_that_share_bytes_are_an_error() {
     let file = sample_file();
     let start = footer_start(&file);

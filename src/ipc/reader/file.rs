@@ -400,7 +400,23 @@ unsafe fn frame(
     copy: &mut CopyFn<'_>,
     decode: &mut DecodeFn<'_>,
 ) -> Result<()> {
-    let mut framer = Framer::new(limits);
+    // A message larger than its range cannot fit it: bounding the framer by the range
+    // refuses one before its buffers are allocated at the sizes it declares.
+    let room = range.end - range.start;
+    let mut framer = Framer::new(ReadLimits {
+        max_message_bytes: limits.max_message_bytes.min(room),
+        ..limits
+    });
+    let within_range = |error| match error {
+        QuiverError::LimitExceeded { what, found, .. } if found <= limits.max_message_bytes => {
+            QuiverError::Truncated {
+                what,
+                needed: usize::try_from(found).unwrap_or(usize::MAX),
+                got: usize::try_from(room).unwrap_or(usize::MAX),
+            }
+        }
+        other => other,
+    };
     let mut at = range.start;
     loop {
         let destination = framer.destination();
@@ -418,7 +434,7 @@ unsafe fn frame(
         at += n as u64;
         *copied += n as u64;
         // SAFETY: `copy` initialized the `n` bytes, and n <= destination.len().
-        if let Some(message) = unsafe { framer.advance(n) }? {
+        if let Some(message) = unsafe { framer.advance(n) }.map_err(within_range)? {
             return decode(message, at - range.start);
         }
     }
