@@ -1,6 +1,6 @@
 //! `StreamReader` and `tableFromIPC`: decode IPC streams pushed from JavaScript.
 
-use js_sys::{Array, Uint8Array};
+use js_sys::{Array, Reflect, Uint8Array};
 use wasm_bindgen::prelude::*;
 
 use super::batch::{table_with_metadata, RecordBatch, Table};
@@ -103,7 +103,19 @@ impl StreamReader {
 
     /// Feeds the next bytes of the stream. Throws on malformed input; after that the
     /// reader is unusable, but other readers and the module are unaffected.
-    pub fn push(&mut self, segment: &Uint8Array) -> WasmResult<()> {
+    pub fn push(
+        &mut self,
+        #[wasm_bindgen(unchecked_param_type = "Uint8Array")] segment: &JsValue,
+    ) -> WasmResult<()> {
+        // An ArrayBuffer or another view would otherwise read as no bytes at all, or as
+        // bytes of the wrong length.
+        let segment = segment.dyn_ref::<Uint8Array>().ok_or_else(|| {
+            usage(format!(
+                "StreamReader.push expects a Uint8Array, found {}: wrap an ArrayBuffer in \
+                 new Uint8Array(buffer)",
+                class_of(segment)
+            ))
+        })?;
         self.push_array(segment)
     }
 
@@ -200,4 +212,17 @@ pub fn table_from_ipc(
         reader.push_array(&segment)?;
     }
     reader.into_table()
+}
+
+/// A value's class (`ArrayBuffer`, `DataView`), or its type, for errors.
+fn class_of(value: &JsValue) -> String {
+    let name = Reflect::get(value, &"constructor".into())
+        .and_then(|class| Reflect::get(&class, &"name".into()))
+        .ok()
+        .and_then(|name| name.as_string());
+    match name {
+        Some(name) if value.is_object() => name,
+        _ if value.is_null() => "null".into(),
+        _ => value.js_typeof().as_string().unwrap_or_default(),
+    }
 }

@@ -364,6 +364,20 @@ export function streamTests({ test, assert, quiver, arrow }) {
     await assert.rejects(collect(bad), { message: 'invalid IPC stream: expected a non-negative metadata length, found -1' });
     assert.equal(log.at(-1), 'cancel undefined', 'a malformed stream cancels its source');
     bad.free();
+    // push takes a Uint8Array: an ArrayBuffer (a WebSocket's binaryType 'arraybuffer')
+    // or another view would read as no bytes, or as bytes of the wrong length.
+    const reader = new StreamReader();
+    const refused = (found) => ({
+      message: `StreamReader.push expects a Uint8Array, found ${found}: wrap an ArrayBuffer in new Uint8Array(buffer)`,
+    });
+    assert.throws(() => reader.push(bytes.slice().buffer), refused('ArrayBuffer'));
+    assert.throws(() => reader.push(new DataView(bytes.buffer)), refused('DataView'));
+    assert.throws(() => reader.push(new Uint16Array(4)), refused('Uint16Array'));
+    assert.throws(() => reader.push(null), refused('null'));
+    assert.throws(() => reader.push('bytes'), refused('string'));
+    reader.push(bytes);
+    assert.equal(reader.stats.bytesPushed, bytes.length, 'the reader goes on');
+    reader.free();
   });
 
   test('a source is read once; a reader made with new StreamReader() has none', async () => {
