@@ -223,6 +223,17 @@ interface SqlCallOptions {
   signal?: AbortSignal;
 }
 
+/** Options of the `client.sql` calls that read results: `fetchAll`'s (see `FetchAllOptions`). */
+interface SqlFetchOptions extends SqlCallOptions {
+  /** Endpoints read at once (default: all of them). */
+  concurrency?: number;
+  /** Read endpoints one after another, in order. */
+  ordered?: boolean;
+  /** Sockets to spread the endpoints over (default 1); extra ones are closed after. */
+  connections?: number;
+  creditWindow?: number;
+}
+
 interface FlightClientSql<Batch, Table> {
   /**
    * Flight SQL on this connection. The gateway encodes Flight SQL's messages; tables
@@ -240,7 +251,7 @@ interface FlightSqlClient<Batch, Table, Info> {
   /** The FlightInfo of a query; `fetchAll` or `doGet` read its endpoints. */
   query(sql: string, options?: SqlCallOptions): Promise<Info>;
   /** Runs a query and reads all of its endpoints into one Table (`fetchAll`'s options apply). */
-  execute(sql: string, options?: SqlCallOptions & { concurrency?: number; connections?: number }): Promise<Table>;
+  execute(sql: string, options?: SqlFetchOptions): Promise<Table>;
   /** Runs a query and yields its batches as they arrive; each is yours to `free()`. */
   stream(sql: string, options?: SqlCallOptions): AsyncGenerator<Batch, void, undefined>;
   /** Runs an update (CommandStatementUpdate); resolves with the affected row count. */
@@ -289,7 +300,7 @@ interface PreparedStatement<Batch, Table, Info> {
   /** The FlightInfo of the statement with its bound parameters. */
   query(options?: SqlCallOptions): Promise<Info>;
   /** Runs it and reads all of its endpoints into one Table. */
-  execute(options?: SqlCallOptions & { concurrency?: number; connections?: number }): Promise<Table>;
+  execute(options?: SqlFetchOptions): Promise<Table>;
   /** Runs it as an update with `parameters`, if given; resolves with the row count the server reports. */
   executeUpdate(parameters?: Batch | Table | Batch[], options?: SqlCallOptions): Promise<number>;
   /**

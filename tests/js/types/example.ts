@@ -126,7 +126,7 @@ export async function flight(url: string, table: Table): Promise<number> {
 async function flightSql(client: FlightClient, signal: AbortSignal): Promise<number> {
   const sql = client.sql;
   const info: FlightInfo = await sql.query('SELECT 1', { signal });
-  using table: Table = await sql.execute('SELECT 1', { signal, concurrency: 2 });
+  using table: Table = await sql.execute('SELECT 1', { signal, concurrency: 2, ordered: true, creditWindow: 1 << 20 });
   let rows = table.numRows;
   for await (const batch of sql.stream('SELECT 1', { signal })) {
     const b: Batch = batch;
