@@ -293,9 +293,14 @@ impl GetStream {
     }
 
     /// What the decoder has allocated for the message still arriving, the dictionaries it
-    /// keeps, and the batches nobody has read yet.
+    /// keeps, and the batches nobody has read yet; once the stream has ended, only those
+    /// batches (the decoder decodes nothing more).
     fn holding(&self) -> u64 {
-        self.decoder.reserved_bytes() as u64 + self.decoder.dictionary_bytes() + self.queued_memory
+        let decoding = match self.done {
+            Some(_) => 0,
+            None => self.decoder.reserved_bytes() as u64 + self.decoder.dictionary_bytes(),
+        };
+        decoding + self.queued_memory
     }
 
     /// Holds what this stream holds (see `holding`) against the budget all DoGets share.
@@ -443,7 +448,6 @@ impl GetStream {
         if self.decoder.is_inside_message() {
             self.decoder.abandon("the stream ended inside a message");
         }
-        let _ = self.reservation.hold(0);
         // A waiter exists only while the queue is empty: it gets the end now.
         match std::mem::replace(&mut self.reader, Reader::Idle) {
             Reader::Collecting(batches) => out.push(Action::Collected {
@@ -456,6 +460,8 @@ impl GetStream {
             }),
         }
         self.done = Some(result);
+        // The batches nobody has read are still held; next() lets go of them one by one.
+        let _ = self.hold();
     }
 
     fn collected(&self, result: &Result<(), Failure>, batches: Vec<ArrowBatch>) -> Collected {

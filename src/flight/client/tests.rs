@@ -559,6 +559,9 @@ fn the_budget_is_shared_by_concurrent_do_gets() -> TestResult {
         failure.message
     );
     assert_eq!(ended(&done, first), None, "the first stream goes on");
+    // The failed stream holds the batches it decoded until its handle goes.
+    assert!(budget.held() > held);
+    client.release(second);
     assert_eq!(budget.held(), held, "the failed stream let go of its share");
 
     // Reading the first stream's batches frees the budget for a third.
@@ -566,6 +569,34 @@ fn the_budget_is_shared_by_concurrent_do_gets() -> TestResult {
     let third = client.open_get(b"t".to_vec(), Vec::new(), Some(1 << 20));
     assert!(read(&mut client, third)? <= limit);
     assert_eq!(ended(&actions(&mut client), third), None);
+    Ok(())
+}
+
+#[test]
+fn an_ended_stream_holds_its_unread_batches_against_the_budget() -> TestResult {
+    let bytes = stream_bytes(4, 1000)?;
+    let budget = Budget::new(budget::DEFAULT_BUDGET_BYTES);
+    let mut client = connect(Rc::clone(&budget))?;
+    let id = client.open_get(b"t".to_vec(), Vec::new(), Some(1 << 20));
+    frames(&mut client, id, &bytes)?;
+    let unread = budget.held();
+    assert!(
+        unread > 4 * 4000,
+        "four batches of 1000 Int32 rows: {unread}"
+    );
+    // The stream ends with its batches unread: they are still held, so other streams
+    // cannot take that memory too.
+    status(&mut client, id, 0, "")?;
+    assert_eq!(ended(&actions(&mut client), id), Some(Ok(())));
+    let held = budget.held();
+    assert!(held > 4 * 4000 && held <= unread, "{held} of {unread}");
+    // Each chunk read lets go of its share; the last leaves nothing held.
+    let mut before = held;
+    while let Next::Chunk(_) = next(&mut client, id)? {
+        assert!(budget.held() < before, "{} after {before}", budget.held());
+        before = budget.held();
+    }
+    assert_eq!(budget.held(), 0);
     Ok(())
 }
 
@@ -1041,6 +1072,9 @@ fn metadata_frames_stay_within_the_credit_window_and_the_budget() -> TestResult 
         return Err("expected the stream to fail".into());
     };
     assert_eq!(failure.code, RESOURCE_EXHAUSTED, "{}", failure.message);
+    // Its unread chunks are held until its handle goes.
+    assert!(budget.held() > 0);
+    client.release(id);
     assert_eq!(budget.held(), 0, "the failed stream let go of its share");
     Ok(())
 }
