@@ -78,6 +78,9 @@ enum Pending {
         /// Settled once everything written so far has been sent.
         drained: Vec<Deferred>,
         finished: Option<Deferred>,
+        /// As for a call: `put.finish(); put.free(); client.free()` still uploads to the
+        /// end, and `finish()` resolves.
+        _owner: Rc<Owner>,
     },
 }
 
@@ -204,10 +207,11 @@ impl Conn {
         self.pending.push((id, pending));
     }
 
-    pub fn register_put(&mut self, id: u32) {
+    pub fn register_put(&mut self, id: u32, owner: Rc<Owner>) {
         let pending = Pending::Put {
             drained: Vec::new(),
             finished: None,
+            _owner: owner,
         };
         self.pending.push((id, pending));
     }
@@ -429,7 +433,10 @@ fn perform(conn: &ConnRef, action: Action) {
             }
         }
         Action::PutEnded { stream, result } => {
-            if let Some(Pending::Put { drained, finished }) = take(conn, stream) {
+            if let Some(Pending::Put {
+                drained, finished, ..
+            }) = take(conn, stream)
+            {
                 for waiter in drained {
                     waiter.settle(
                         result

@@ -41,7 +41,7 @@ impl PutStream {
     pub(super) fn open(owner: Rc<Owner>, descriptor: Descriptor) -> Self {
         let conn = &owner.conn;
         let id = conn.borrow_mut().client.open_put(descriptor);
-        conn.borrow_mut().register_put(id);
+        conn.borrow_mut().register_put(id, Rc::clone(&owner));
         run(conn);
         PutStream { owner, id }
     }

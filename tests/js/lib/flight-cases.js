@@ -292,6 +292,29 @@ export function flightCases({ test, assert, quiver, env, WebSocket, ForeignWebSo
     }
   });
 
+  test('flight: finish() carries an upload to its end after its PutStream and client are freed', async () => {
+    const client = await connect();
+    const batch = quiver.batchFromColumns({ x: new Float64Array(1000) });
+    const name = tag('finished-put');
+    try {
+      const put = client.startPut({ path: [name] });
+      await put.write(batch);
+      const finished = put.finish();
+      // Nothing holds the connection now but the promise.
+      put.free();
+      client.free();
+      assert.equal(text((await finished)[0]), 'stored 1000 rows');
+    } finally {
+      batch.free();
+    }
+    const reader = await connect();
+    try {
+      assert.equal((await reader.doGet(`put:${name}`).readAll()).numRows, 1000);
+    } finally {
+      reader.close();
+    }
+  });
+
   test('flight: once an upload has failed, write, writeMetadata and finish reject with its FlightError', async () => {
     const client = await connect();
     const batch = quiver.batchFromColumns({ x: new Float64Array(10) });
