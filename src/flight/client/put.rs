@@ -276,6 +276,14 @@ impl PutStream {
                 "write at least one batch before writeMetadata(): the schema comes first",
             ));
         }
+        // A FlightData with neither metadata nor data reads as the end of the stream to
+        // Arrow C++ servers (pyarrow's among them): every later batch would be lost.
+        if app_metadata.is_empty() {
+            return Err(ClientError::Usage(
+                "writeMetadata() needs at least one byte: an empty FlightData would end the \
+                 upload for Arrow C++ servers",
+            ));
+        }
         self.check_app_metadata(&app_metadata, false)?;
         self.pending.push_back(Pending::Metadata(app_metadata));
         self.pump(out);

@@ -108,7 +108,8 @@ impl PutStream {
 
     /// Sends `appMetadata` alone, as a `FlightData` without data, after the batches
     /// written before; resolves once it is sent. Needs a `write()` first (the schema
-    /// goes before it).
+    /// goes before it), and at least one byte (an empty `FlightData` ends the upload for
+    /// Arrow C++ servers).
     #[wasm_bindgen(js_name = writeMetadata, unchecked_return_type = "Promise<void>")]
     pub fn write_metadata(
         &self,

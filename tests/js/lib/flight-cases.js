@@ -165,6 +165,10 @@ export function flightCases({ test, assert, quiver, env, WebSocket, ForeignWebSo
         message: 'app_metadata of 1048576 bytes is over the 1048575 that fit in one frame',
       });
       await put.write(a, utf8('first'));
+      // Empty, it would end the upload for pyarrow's reader, losing what follows.
+      assert.throws(() => put.writeMetadata(new Uint8Array()), {
+        message: 'writeMetadata() needs at least one byte: an empty FlightData would end the upload for Arrow C++ servers',
+      });
       await put.write(b);
       await put.writeMetadata(utf8('alone'));
       // pyarrow's reader reads each chunk with the app_metadata of its FlightData.
