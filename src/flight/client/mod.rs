@@ -234,7 +234,9 @@ impl Client {
             });
         };
         let header = Header::decode(head, frame_len - HEADER_LEN, self.limits.max_segment)?;
-        let id = self.route(header.stream);
+        let Some(id) = self.route(header.stream) else {
+            return Ok(());
+        };
         match self.streams.get_mut(id) {
             Some(Stream::Get(get)) => {
                 let ipc_start = HEADER_LEN + header.app_metadata_len;
@@ -288,7 +290,9 @@ impl Client {
                 details,
                 ..
             } => {
-                let id = self.route(stream);
+                let Some(id) = self.route(stream) else {
+                    return;
+                };
                 // A failed DoGet may be read at its endpoint's next location instead.
                 let ended = match code {
                     0 => Some(Ok(())),
@@ -401,11 +405,14 @@ impl Client {
         }
     }
 
-    /// The stream a request id names: the DoGet that moved to it, or the stream of that id.
-    fn route(&self, wire: u32) -> u32 {
+    /// The stream a request id names: the DoGet that moved to it, or the stream of that
+    /// id; `None` for a DoGet's request that it moved on from, whose late frames and
+    /// statuses are not the current request's.
+    fn route(&self, wire: u32) -> Option<u32> {
         match self.streams.get(wire) {
-            Some(Stream::Moved(id)) => *id,
-            _ => wire,
+            Some(Stream::Moved(id)) => Some(*id),
+            Some(Stream::Get(get)) if get.wire() != wire => None,
+            _ => Some(wire),
         }
     }
 

@@ -750,6 +750,34 @@ fn a_location_that_cannot_be_read_is_passed_over_for_the_next() -> TestResult {
 }
 
 #[test]
+fn a_request_moved_on_from_reaches_the_stream_no_more() -> TestResult {
+    let mut client = connect(Budget::new(budget::DEFAULT_BUDGET_BYTES))?;
+    let window = 8 * SEGMENT as u64;
+    let locations = vec![DOWN.into(), UP.into(), REFUSED.into()];
+    let id = client.open_get(b"t".to_vec(), locations, Some(window));
+    actions(&mut client);
+    status(&mut client, id, UNAVAILABLE, "tcp connect error")?;
+    assert_eq!(sent(&actions(&mut client))?, [do_get(id + 1, UP, window)]);
+
+    // The first request's status again, and a frame on it: neither is the second
+    // request's, so no third location is asked and the stream reads on.
+    status(&mut client, id, UNAVAILABLE, "tcp connect error (again)")?;
+    frame(&mut client, id, &stream_bytes(1, 20)?[..64])?;
+    let out = actions(&mut client);
+    assert_eq!(sent(&out)?, [], "no third request");
+    assert_eq!(ended(&out, id), None);
+    let mut gateway = Sender::new(id + 1, stream_bytes(2, 20)?, window)?;
+    gateway.pump(&mut client)?;
+    while let Next::Chunk(_) = next(&mut client, id)? {
+        gateway.take_grants(&actions(&mut client))?;
+        gateway.pump(&mut client)?;
+    }
+    assert!(gateway.done());
+    assert_eq!(client.get(id).map(|g| g.stats().read.batches), Some(2));
+    Ok(())
+}
+
+#[test]
 fn when_every_location_fails_the_error_names_each() -> TestResult {
     let mut client = connect(Budget::new(budget::DEFAULT_BUDGET_BYTES))?;
     let id = client.open_get(b"t".to_vec(), vec![DOWN.into(), UP.into()], None);
