@@ -19,7 +19,7 @@ use arrow_schema::SchemaRef;
 use super::budget::Reservation;
 use super::locations::Locations;
 use super::status::{Failure, DATA_LOSS, INTERNAL, RESOURCE_EXHAUSTED};
-use super::{Action, Actions, ClientError};
+use super::{Action, Actions, ClientError, Limits};
 use crate::flight::control::ClientMessage;
 use crate::flight::credit::{Credit, MAX_BALANCE};
 use crate::flight::frame::{FrameKind, Header};
@@ -177,19 +177,23 @@ impl GetStream {
         ticket: Vec<u8>,
         locations: Vec<String>,
         window: u64,
-        max_segment: usize,
+        limits: Limits,
         reservation: Reservation,
     ) -> Self {
+        let read_limits = ReadLimits {
+            max_message_bytes: limits.max_message,
+            ..ReadLimits::default()
+        };
         GetStream {
             id,
             wire: id,
             ticket,
             locations: Locations::new(locations),
-            decoder: StreamDecoder::new(ReadLimits::default()),
+            decoder: StreamDecoder::new(read_limits),
             arriving: None,
             reservation,
             queued_memory: 0,
-            window: Window::new(window, max_segment),
+            window: Window::new(window, limits.max_segment),
             ipc_received: 0,
             rows: 0,
             queue: VecDeque::new(),

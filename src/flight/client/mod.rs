@@ -42,7 +42,7 @@ use self::table::Table;
 use super::control::{ClientMessage, Descriptor, Password, ServerMessage};
 use super::frame::{Header, HEADER_LEN};
 use super::{ProtocolError, DEFAULT_MAX_SEGMENT_BYTES, VERSION};
-use crate::ipc::StreamDecoder;
+use crate::ipc::{ReadLimits, StreamDecoder};
 
 /// What the client asks its runtime to do, in order.
 #[derive(Debug)]
@@ -118,6 +118,9 @@ pub struct Limits {
     pub credit_window: u64,
     /// Streams open at once on one connection; more get RESOURCE_EXHAUSTED.
     pub max_streams: u32,
+    /// The largest IPC message the gateway passes on: a DoGet's decoder refuses a larger
+    /// one before allocating it.
+    pub max_message: u64,
 }
 
 enum Stream {
@@ -157,6 +160,7 @@ impl Client {
                 max_segment: DEFAULT_MAX_SEGMENT_BYTES,
                 credit_window: 0,
                 max_streams: 1,
+                max_message: ReadLimits::default().max_message_bytes,
             },
             awaiting_hello: true,
             credentials,
@@ -277,8 +281,16 @@ impl Client {
                 max_segment_bytes,
                 credit_window,
                 max_streams,
-                ..
-            } => self.on_hello(version, max_segment_bytes, credit_window, max_streams),
+                max_message_bytes,
+            } => self.on_hello(
+                version,
+                Limits {
+                    max_segment: usize::try_from(max_segment_bytes).unwrap_or(usize::MAX),
+                    credit_window,
+                    max_streams,
+                    max_message: max_message_bytes,
+                },
+            ),
             M::Error { message } => self.fail_all(Failure::new(
                 INTERNAL,
                 format!("the gateway refused this client: {message}"),
@@ -339,10 +351,10 @@ impl Client {
         }
     }
 
-    fn on_hello(&mut self, version: u32, max_segment: u64, credit_window: u64, max_streams: u32) {
+    fn on_hello(&mut self, version: u32, limits: Limits) {
         // Limits change only before the first request; a frame carries a byte at least.
         let first = self.awaiting_hello && self.login.is_none();
-        let refused = match (first, version, max_segment) {
+        let refused = match (first, version, limits.max_segment) {
             (false, ..) => Some("a second hello".to_string()),
             (true, VERSION, 0) => Some("hello: maxSegmentBytes must be at least 1, found 0".into()),
             (true, VERSION, _) => None,
@@ -353,10 +365,13 @@ impl Client {
         if let Some(refused) = refused {
             return self.protocol_error(ProtocolError::BadControl(refused));
         }
+        // The reader's own limit stays the ceiling.
+        let max_message = limits
+            .max_message
+            .min(ReadLimits::default().max_message_bytes);
         self.limits = Limits {
-            max_segment: usize::try_from(max_segment).unwrap_or(usize::MAX),
-            credit_window,
-            max_streams,
+            max_message,
+            ..limits
         };
         match std::mem::take(&mut self.credentials) {
             // Requests wait for the token: nothing else is sent until the exchange ends.
@@ -555,8 +570,7 @@ impl Client {
         let opened = self.take_id();
         let id = *opened.as_ref().unwrap_or(&self.next_id);
         let reservation = Reservation::new(Rc::clone(&self.budget));
-        let max_segment = self.limits.max_segment;
-        let mut get = GetStream::new(id, ticket, locations, window, max_segment, reservation);
+        let mut get = GetStream::new(id, ticket, locations, window, self.limits, reservation);
         match opened {
             Ok(id) => {
                 let request = get.request();

@@ -573,6 +573,27 @@ fn the_budget_is_shared_by_concurrent_do_gets() -> TestResult {
 }
 
 #[test]
+fn a_message_over_the_gateways_max_message_bytes_fails_its_do_get() -> TestResult {
+    // hello() announces 1 MiB; this stream's batch message is 1.2 MB.
+    let bytes = stream_bytes(1, 300_000)?;
+    let mut client = connect(Budget::new(budget::DEFAULT_BUDGET_BYTES))?;
+    assert_eq!(client.limits().max_message, 1 << 20);
+    let id = client.open_get(b"t".to_vec(), Vec::new(), Some(1 << 20));
+    frames(&mut client, id, &bytes[..2048])?;
+    let Some(Err(failure)) = ended(&actions(&mut client), id) else {
+        return Err("expected the stream to fail".into());
+    };
+    assert!(
+        failure
+            .message
+            .contains("exceeds maxMessageBytes = 1048576 bytes"),
+        "{}",
+        failure.message
+    );
+    Ok(())
+}
+
+#[test]
 fn an_ended_stream_holds_its_unread_batches_against_the_budget() -> TestResult {
     let bytes = stream_bytes(4, 1000)?;
     let budget = Budget::new(budget::DEFAULT_BUDGET_BYTES);
