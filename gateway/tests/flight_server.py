@@ -59,6 +59,16 @@ import pyarrow.flight as flight
 
 ROWS, BATCHES = 20_000, 5
 
+# print() writes a line and its newline in two writes: lines printed at once from
+# several of the server's threads came out run together, and the tests missed them.
+printing = threading.Lock()
+
+
+def say(line):
+    """Prints one whole line for the test to read, at once."""
+    with printing:
+        print(line, flush=True)
+
 
 def make_batch(part, index, rows):
     start = (part * 1_000_000) + index * rows
@@ -210,7 +220,7 @@ class Server(flight.FlightServerBase):
         for i in range(2000):
             time.sleep(0.05)
             if context.is_cancelled():
-                print(f"CANCELLED {tag}", flush=True)
+                say(f"CANCELLED {tag}")
                 return
             yield make_batch(0, i, 100)
 
@@ -223,17 +233,17 @@ class Server(flight.FlightServerBase):
                 time.sleep(0.05)
         finally:
             if context.is_cancelled():
-                print(f"CANCELLED {tag}", flush=True)
+                say(f"CANCELLED {tag}")
 
     def paced(self, ticket):
         pause = int(ticket.split(":")[2]) / 1000
         _, batches = self.batches(ticket)
-        print(f"PACED START {ticket} {time.monotonic()}", flush=True)
+        say(f"PACED START {ticket} {time.monotonic()}")
         for i, batch in enumerate(batches):
             if i:
                 time.sleep(pause)
             yield batch
-        print(f"PACED END {ticket} {time.monotonic()}", flush=True)
+        say(f"PACED END {ticket} {time.monotonic()}")
 
     def get_flight_info(self, context, descriptor):
         path = [p.decode() for p in descriptor.path]
@@ -278,18 +288,18 @@ class Server(flight.FlightServerBase):
                 chunks.append(("none:" if chunk.data is None else "batch:") + meta)
                 if chunk.data is None:
                     continue
-                print(f"PUT BATCH {name} {len(batches)}", flush=True)
+                say(f"PUT BATCH {name} {len(batches)}")
                 batches.append(chunk.data)
             # gRPC ends the reader the same way when the client half-closes and when the
             # call is reset: only a call that is not cancelled sent its whole upload.
             if context.is_cancelled():
                 raise flight.FlightCancelledError("the upload was cancelled")
         except Exception:
-            print(f"PUT FAILED {name}", flush=True)
+            say(f"PUT FAILED {name}")
             raise
         table = pa.Table.from_batches(batches, reader.schema)
         self.stored[name] = table
-        print(f"PUT STORED {name}", flush=True)
+        say(f"PUT STORED {name}")
         writer.write(pa.py_buffer(f"stored {table.num_rows} rows".encode()))
         writer.write(pa.py_buffer(",".join(metadata).encode()))
         if name.startswith("chunks"):
@@ -344,7 +354,7 @@ def main():
     args = p.parse_args()
     server = Server(args)
     threading.Timer(args.lifetime, lambda: os._exit(0)).start()
-    print(f"PORT {server.port}", flush=True)
+    say(f"PORT {server.port}")
     server.serve()
 
 
