@@ -54,6 +54,8 @@ pub enum ProtocolError {
     NotUpload(u32),
     #[error("credit may only be granted to a DoGet stream; stream {0} is not one")]
     NotDownload(u32),
+    #[error("binary frames from the gateway go to DoGet streams only; stream {0} is not one")]
+    NotGet(u32),
     #[error("control message is not valid: {0}")]
     BadControl(String),
     #[error("DoPut stream {stream} has {limit} frames waiting for the upstream; send fewer, larger frames")]

@@ -255,6 +255,9 @@ impl Client {
                 self.tidy(id);
                 Ok(())
             }
+            Some(Stream::Call(_) | Stream::Put(_)) => Err(ProtocolError::NotGet(id)),
+            // A stream id this client never opened: the gateway misnumbered its frames.
+            _ if header.stream >= self.next_id => Err(ProtocolError::UnknownStream(header.stream)),
             // Frames of a stream that has ended here (cancelled, or a connection-wide
             // failure) raced its end.
             _ => Ok(()),

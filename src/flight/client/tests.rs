@@ -520,6 +520,31 @@ fn a_frame_beyond_granted_credit_breaks_the_protocol() -> TestResult {
 }
 
 #[test]
+fn a_frame_for_a_stream_never_opened_or_not_a_do_get_breaks_the_protocol() -> TestResult {
+    let broken = |message: &str| {
+        Failure::new(
+            INTERNAL,
+            format!("the gateway broke the protocol: {message}"),
+        )
+    };
+    let mut client = connect(Budget::new(budget::DEFAULT_BUDGET_BYTES))?;
+    let get = client.open_get(b"t".to_vec(), Vec::new(), None);
+    frame(&mut client, get + 98, &stream_bytes(1, 5)?[..8])?;
+    let never = broken(&format!("stream {} was never opened", get + 98));
+    assert_eq!(client.failure(), Some(&never));
+    assert_eq!(ended(&actions(&mut client), get), Some(Err(never)));
+
+    let mut client = connect(Budget::new(budget::DEFAULT_BUDGET_BYTES))?;
+    let put = client.open_put(Descriptor::Path(vec!["p".into()]));
+    frame(&mut client, put, &stream_bytes(1, 5)?[..8])?;
+    let not_get = broken(&format!(
+        "binary frames from the gateway go to DoGet streams only; stream {put} is not one"
+    ));
+    assert_eq!(client.failure(), Some(&not_get));
+    Ok(())
+}
+
+#[test]
 fn the_budget_is_shared_by_concurrent_do_gets() -> TestResult {
     let bytes = stream_bytes(4, 1000)?;
     let read = |client: &mut Client, id: u32| -> TestResult<u64> {
