@@ -123,7 +123,17 @@ impl PutStream {
     }
 
     pub(super) fn result(&mut self, app_metadata: Vec<u8>) {
-        self.results.push(app_metadata);
+        // Once the upload has ended its results were handed over, or nobody will take
+        // them: kept, a gateway's stream of them would grow without end.
+        if self.done.is_none() {
+            self.results.push(app_metadata);
+        }
+    }
+
+    /// The PutResults kept for `finish()`.
+    #[cfg(test)]
+    pub(super) fn results_kept(&self) -> usize {
+        self.results.len()
     }
 
     /// Cuts frames while there is credit and something to send. `app_metadata` travels
@@ -319,9 +329,10 @@ impl PutStream {
                  end of the stream): the server did not get every batch",
             )),
         });
+        let results = std::mem::take(&mut self.results);
         out.push(Action::PutEnded {
             stream: self.id,
-            result: result.clone().map(|()| std::mem::take(&mut self.results)),
+            result: result.clone().map(|()| results),
         });
         self.pending.clear();
         self.done = Some(result);

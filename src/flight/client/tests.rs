@@ -1175,6 +1175,28 @@ fn grant(client: &mut Client, stream: u32, bytes: u64) -> TestResult {
 }
 
 #[test]
+fn put_results_after_the_upload_ended_are_not_kept() -> TestResult {
+    let mut client = connect(Budget::new(budget::DEFAULT_BUDGET_BYTES))?;
+    let id = client.open_put(Descriptor::Path(vec!["p".into()]));
+    actions(&mut client);
+    let result = ServerMessage::PutResult {
+        stream: id,
+        app_metadata: b"r".to_vec(),
+    }
+    .to_json()?;
+    client.on_text(&result);
+    assert_eq!(client.put_mut(id)?.0.results_kept(), 1);
+    status(&mut client, id, UNAVAILABLE, "gone")?;
+    actions(&mut client);
+    // A gateway that goes on sending them after the end: nobody will take them.
+    for _ in 0..1000 {
+        client.on_text(&result);
+    }
+    assert_eq!(client.put_mut(id)?.0.results_kept(), 0);
+    Ok(())
+}
+
+#[test]
 fn do_put_app_metadata_rides_with_the_batch_message_within_credit() -> TestResult {
     let column: DictionaryArray<Int32Type> = vec!["a", "b", "a"].into_iter().collect();
     let batch = RecordBatch::try_from_iter([("d", Arc::new(column) as ArrayRef)])?;
