@@ -328,6 +328,15 @@ fn a_truncated_footer_is_an_error() {
         "invalid IPC stream: expected an IPC file to end with the magic ARROW1, found bytes \
          [0, 0, 0, 65, 82, 82]: the file is truncated or not an IPC file"
     );
+    // Magic at both ends, but too short for a footer's length between them.
+    let mut short = b"ARROW1\0\0".to_vec();
+    short.extend_from_slice(&[0, 0, 0]);
+    short.extend_from_slice(b"ARROW1");
+    assert_eq!(
+        error_of(&short),
+        "invalid IPC stream: expected an IPC file of at least 18 bytes (its magic, and the \
+         footer's length and magic), found 17: the file is truncated"
+    );
     // The tail is whole, but the footer it announces does not fit.
     let mut short = file[..8].to_vec();
     short.extend_from_slice(&file[file.len() - 10..]);

@@ -88,7 +88,8 @@ interface FileBatches<Batch> {
    * Reads batch `index`: the first time, the start of the file and the dictionaries too,
    * then only the batch's own bytes (`Blob.slice` for a Blob). The batch is yours to
    * `free()`. Rejects if the index is out of range or the batch's bytes are malformed;
-   * the file stays usable for other batches, unless its dictionaries are malformed.
+   * the file stays usable for other batches, unless its schema message or its
+   * dictionaries are malformed (then every later call rejects).
    *
    * ```js
    * using batch = await file.batch(3);

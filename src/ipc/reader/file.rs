@@ -79,15 +79,23 @@ impl FileDecoder {
     /// Where the footer lies in a file of `file_len` bytes, from the file's last
     /// [`TAIL_BYTES`] bytes.
     pub fn footer_range(tail: &[u8], file_len: u64, limits: &ReadLimits) -> Result<Range<u64>> {
+        let too_short = || {
+            QuiverError::invalid(format!(
+                "expected an IPC file of at least {} bytes (its magic, and the footer's \
+                 length and magic), found {file_len}: the file is truncated",
+                HEAD_BYTES + TAIL_BYTES
+            ))
+        };
         let Some((len, magic)) = tail
             .split_first_chunk::<4>()
             .filter(|_| tail.len() as u64 == TAIL_BYTES)
         else {
-            return Err(QuiverError::invalid(format!(
-                "expected an IPC file of at least {TAIL_BYTES} bytes, found {file_len}"
-            )));
+            return Err(too_short());
         };
-        if magic != MAGIC || file_len < HEAD_BYTES + TAIL_BYTES {
+        if file_len < HEAD_BYTES + TAIL_BYTES {
+            return Err(too_short());
+        }
+        if magic != MAGIC {
             return Err(QuiverError::invalid(format!(
                 "expected an IPC file to end with the magic ARROW1, found {}: the file is \
                  truncated or not an IPC file",
