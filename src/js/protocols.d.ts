@@ -182,7 +182,7 @@ interface StreamWriterTransformStream<Batch, Options> {
    * await upload;
    * ```
    */
-  (options?: Options): TransformStream<Batch, Uint8Array>;
+  (options?: Options): TransformStream<Batch, Uint8Array<ArrayBuffer>>;
 }
 
 interface FlightClientRenew {

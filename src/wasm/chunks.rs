@@ -73,6 +73,7 @@ impl Chunks {
     /// toResizableBuffer()`, which the web build switches to) this is a view with no copy,
     /// valid until `free()`, also when memory grows. Elsewhere (Node 20) a view would
     /// silently read as empty after the next growth, so this is a copy.
+    #[wasm_bindgen(unchecked_return_type = "Uint8Array<ArrayBuffer>")]
     pub fn chunk(&self, i: usize) -> WasmResult<Uint8Array> {
         let bytes = self.inner.chunk(i).ok_or_else(|| {
             usage(format!(
@@ -93,7 +94,7 @@ impl Chunks {
     /// ```js
     /// for (const bytes of chunks.toArray()) socket.send(bytes);
     /// ```
-    #[wasm_bindgen(js_name = toArray, unchecked_return_type = "Uint8Array[]")]
+    #[wasm_bindgen(js_name = toArray, unchecked_return_type = "Uint8Array<ArrayBuffer>[]")]
     pub fn to_array(&self) -> Array {
         let table: Vec<u32> = self
             .inner
@@ -104,7 +105,7 @@ impl Chunks {
     }
 
     /// All chunks in one new `Uint8Array` (a copy, owned by JavaScript).
-    #[wasm_bindgen(js_name = toUint8Array)]
+    #[wasm_bindgen(js_name = toUint8Array, unchecked_return_type = "Uint8Array<ArrayBuffer>")]
     pub fn to_uint8_array(&self) -> Uint8Array {
         let out = Uint8Array::new_with_length(self.inner.byte_length() as u32);
         let mut at = 0;

@@ -166,7 +166,7 @@ pub fn message_size(batch: &RecordBatch, options: Option<WriterOptionsJs>) -> Wa
 /// const bytes = tableToIPC(table, { compression: 'zstd' });
 /// const file = tableToIPC(table, { format: 'file' });
 /// ```
-#[wasm_bindgen(js_name = tableToIPC, unchecked_return_type = "Uint8Array")]
+#[wasm_bindgen(js_name = tableToIPC, unchecked_return_type = "Uint8Array<ArrayBuffer>")]
 pub fn table_to_ipc(
     #[wasm_bindgen(unchecked_param_type = "RecordBatch | Table")] source: JsValue,
     options: Option<WriterOptionsJs>,
@@ -184,7 +184,7 @@ pub fn table_to_ipc(
 #[wasm_bindgen]
 impl RecordBatch {
     /// This batch as a whole IPC stream or file (see `tableToIPC`).
-    #[wasm_bindgen(js_name = toIPC)]
+    #[wasm_bindgen(js_name = toIPC, unchecked_return_type = "Uint8Array<ArrayBuffer>")]
     pub fn to_ipc(&self, options: Option<WriterOptionsJs>) -> WasmResult<Uint8Array> {
         let schema = self.as_arrow().schema();
         stream_bytes(schema, &[(self.as_arrow(), self.metadata_ref())], options)
@@ -194,7 +194,7 @@ impl RecordBatch {
 #[wasm_bindgen]
 impl Table {
     /// This table as a whole IPC stream or file (see `tableToIPC`).
-    #[wasm_bindgen(js_name = toIPC)]
+    #[wasm_bindgen(js_name = toIPC, unchecked_return_type = "Uint8Array<ArrayBuffer>")]
     pub fn to_ipc(&self, options: Option<WriterOptionsJs>) -> WasmResult<Uint8Array> {
         let batches: Vec<_> = self
             .arrow_batches()

@@ -317,14 +317,18 @@ export async function files(source: Blob | Uint8Array, table: Table): Promise<Bl
   using file: ArrowFile = await openFile(source, { maxMessageBytes: 1 << 20 });
   using batch: RecordBatch = await file.batch(file.numBatches - 1);
   const seen: number = batch.numRows + file.bytesRead + file.schema.fields.length;
-  const bytes: Uint8Array = tableToIPC(table, { format: 'file', compression: 'lz4' });
+  const bytes = tableToIPC(table, { format: 'file', compression: 'lz4' });
   using writer = FileWriter.forTable(table, { compression: 'zstd' });
-  const parts: BlobPart[] = [];
+  // What the writer hands out is typed over an ArrayBuffer, as fetch and Blob want it
+  // (TypeScript 5.7+ tells ArrayBuffer from SharedArrayBuffer views).
+  const upload: RequestInit = { method: 'POST', body: tableToIPC(table) };
+  const parts: BlobPart[] = [bytes, batch.toIPC(), table.toIPC()];
   for (const b of table.batches) {
     using chunks = writer.write(b);
     parts.push(...chunks.toArray().map((c) => c.slice()));
   }
   using end = writer.finish();
-  parts.push(...end.toArray().map((c) => c.slice()));
+  parts.push(...end.toArray().map((c) => c.slice()), end.toUint8Array(), end.chunk(0));
+  console.log(upload.method);
   return new Blob(parts, { type: `${seen + bytes.length + writer.stats.bytesWritten}` });
 }
