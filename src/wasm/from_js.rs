@@ -80,6 +80,21 @@ pub fn import_stats() -> JsValue {
 }
 
 #[wasm_bindgen(typescript_custom_section)]
+const COLUMN_INPUT_TS: &str = r#"
+/**
+ * A column for `batchFromColumns`: a typed array (no nulls), or an array of strings,
+ * numbers, bigints or booleans, one kind per column, where `null` and `undefined` are nulls.
+ */
+export type ColumnInput =
+  | Int8Array | Uint8Array | Int16Array | Uint16Array | Int32Array | Uint32Array
+  | BigInt64Array | BigUint64Array | Float32Array | Float64Array
+  | readonly (string | null | undefined)[]
+  | readonly (number | null | undefined)[]
+  | readonly (bigint | null | undefined)[]
+  | readonly (boolean | null | undefined)[];
+"#;
+
+#[wasm_bindgen(typescript_custom_section)]
 const FROM_ARROW_JS_TS: &str = r#"
 /** An apache-arrow JS `Table` as a Quiver `Table` (see the declaration for either below). */
 export function fromArrowJS(value: import('apache-arrow').Table): Table;
@@ -138,7 +153,7 @@ pub fn from_arrow_js(
 /// ```
 #[wasm_bindgen(js_name = batchFromColumns)]
 pub fn batch_from_columns(
-    #[wasm_bindgen(unchecked_param_type = "Record<string, ArrayLike<unknown>>")] columns: JsValue,
+    #[wasm_bindgen(unchecked_param_type = "Record<string, ColumnInput>")] columns: JsValue,
 ) -> WasmResult<RecordBatch> {
     let (_, _, mut batches) =
         import(describe_columns(&columns, &wasm_bindgen::memory()).map_err(rethrow)?)?;

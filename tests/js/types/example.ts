@@ -304,7 +304,13 @@ export function fromJavaScript(arrowTable: arrow.Table, arrowBatch: arrow.Record
     id: BigInt64Array.from([1n, 2n]),
     name: ['a', null],
     flag: [true, null],
+    score: [0.5, undefined],
+    bytes: Uint8Array.of(1, 2),
   });
+  // @ts-expect-error: a column holds one kind of value
+  batchFromColumns({ mixed: ['a', 1] });
+  // @ts-expect-error: a Uint8ClampedArray has no Arrow type here
+  batchFromColumns({ clamped: new Uint8ClampedArray(2) });
   console.log(importStats().bytesCopied - before.bytesCopied, importStats().batches, built.numRows, arrowAgain.numRows);
   const one: Uint8Array = tableToIPC(built);
   return one.length > 0 ? tableToIPC(imported) : one;
