@@ -57,8 +57,8 @@ pub struct Args {
     #[arg(long, default_value_t = 8 << 20)]
     pub credit_window: u64,
     /// Largest gRPC message accepted from or sent to upstreams (tonic's default is 4 MiB):
-    /// by default 64 MiB, or the smallest --max-buffered-bytes* budget if that is less (a
-    /// larger message could never be held).
+    /// by default 256 MiB, or the smallest --max-buffered-bytes* budget if that is less (a
+    /// larger message could never be held), 192 MiB with the default budgets.
     #[arg(long)]
     pub max_message_bytes: Option<usize>,
     /// Serve DIR/www and DIR/pkg at /www/ and /pkg/ (DIR is usually the repo root).
@@ -124,8 +124,9 @@ pub struct Args {
     pub stall_timeout_secs: u64,
 }
 
-/// `--max-message-bytes` when not given (and the budgets have room for it).
-pub const DEFAULT_MAX_MESSAGE_BYTES: usize = 64 << 20;
+/// `--max-message-bytes` when not given and the budgets have room for it; by default
+/// the 192 MiB per-connection budget caps it.
+pub const DEFAULT_MAX_MESSAGE_BYTES: usize = 256 << 20;
 
 /// The configuration the gateway runs with.
 #[derive(Debug, Clone)]
@@ -165,7 +166,8 @@ impl Config {
             allow_locations: Vec::new(),
             max_segment_bytes: quiver::flight::DEFAULT_MAX_SEGMENT_BYTES,
             credit_window: 8 << 20,
-            max_message_bytes: DEFAULT_MAX_MESSAGE_BYTES,
+            // The default, capped by the per-connection budget below.
+            max_message_bytes: 192 << 20,
             static_dir: None,
             token: None,
             idle_timeout: Duration::from_secs(300),
@@ -416,7 +418,11 @@ mod tests {
             budget.max_message_bytes, 65536,
             "the smallest budget caps the default"
         );
-        assert_eq!(c.max_message_bytes, DEFAULT_MAX_MESSAGE_BYTES);
+        assert_eq!(
+            c.max_message_bytes,
+            192 << 20,
+            "the per-connection budget caps it"
+        );
         assert_eq!(
             config(&["--demo", "--max-message-bytes", "201326593"])
                 .unwrap_err()
