@@ -404,7 +404,9 @@ export class PreparedStatement {
   }
 
   async #release(signal) {
-    await this.#binds;
+    // A bind that never settles must not keep an aborted close waiting; one aborted
+    // already is refused by the call below, as every call is.
+    if (!signal?.aborted) await abortable(signal, () => this.#binds, () => {});
     await this.#calls.action('closePreparedStatement', { handle: this.#handle }, signal);
     this.#closed = true;
   }
