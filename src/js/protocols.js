@@ -40,6 +40,13 @@ const readers = new WeakMap();
 /** Reads byte ranges of a Uint8Array (a view, no copy) or of a Blob (only that slice). */
 function rangeReader(source) {
   if (source instanceof Uint8Array) {
+    // A view of wasm memory itself is made again for each read: reading a batch may grow
+    // memory, which detaches the view where memory is not resizable.
+    const address = ArrowFileClass.memoryAddress(source);
+    if (address !== undefined) {
+      const read = async (start, end) => ArrowFileClass.memoryView(address + start, end - start);
+      return { size: source.length, read };
+    }
     return { size: source.length, read: async (start, end) => source.subarray(start, end) };
   }
   if (typeof Blob !== 'undefined' && source instanceof Blob) {

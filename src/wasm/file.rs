@@ -64,6 +64,19 @@ impl ArrowFile {
         Ok(ArrowFile { decoder })
     }
 
+    /// Where `view` starts in wasm memory, if it is a view of it. Used by `openFile`,
+    /// which makes such a view again for each read, since a read may grow memory.
+    #[wasm_bindgen(js_name = memoryAddress, skip_typescript)]
+    pub fn memory_address(view: &Uint8Array) -> Option<u32> {
+        Object::is(&view.buffer(), &memory_buffer()).then(|| view.byte_offset())
+    }
+
+    /// `length` bytes of wasm memory at `address`, in a view over memory as it is now.
+    #[wasm_bindgen(js_name = memoryView, skip_typescript)]
+    pub fn memory_view(address: u32, length: u32) -> Uint8Array {
+        Uint8Array::new_with_byte_offset_and_length(&memory_buffer(), address, length)
+    }
+
     /// The schema, as the file's footer declares it.
     #[wasm_bindgen(getter, unchecked_return_type = "Schema")]
     pub fn schema(&self) -> JsValue {

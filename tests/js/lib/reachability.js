@@ -186,10 +186,15 @@ export function reachabilityTests({ test, assert, quiver, arrow, gc }) {
       'tableFromIPC([stream halves])': ['stream', (view) => quiver.tableFromIPC([
         view.subarray(0, view.length >> 1), view.subarray(view.length >> 1),
       ])],
-      'openFile(file).batch(0)': ['file', async (view) => {
+      // A second batch after the first grew memory: the file's view is made again.
+      'openFile(file).batch(0), batch(1)': ['file', async (view) => {
         const opened = await quiver.openFile(view);
         try {
-          return await opened.batch(0);
+          const first = await opened.batch(0);
+          const second = await opened.batch(1);
+          assert.deepEqual(Array.from(second.column('x').values), [2.5, 2.5]);
+          second.free();
+          return first;
         } finally {
           opened.free();
         }
@@ -197,7 +202,9 @@ export function reachabilityTests({ test, assert, quiver, arrow, gc }) {
     };
     for (const [name, [format, read]] of Object.entries(cases)) {
       const rows = Math.ceil(quiver.memoryStats().wasmMemoryBytes / 8);
-      const ipc = arrow.tableToIPC(arrow.tableFromArrays({ x: new Float64Array(rows).fill(2.5) }), format);
+      const filled = (n) => arrow.tableFromArrays({ x: new Float64Array(n).fill(2.5) });
+      // Two batches: the first as large as memory, the second of two rows.
+      const ipc = arrow.tableToIPC(filled(rows).concat(filled(2)), format);
       const holder = quiver.fromArrowJS(arrow.tableFromArrays({
         b: arrow.vectorFromArray([ipc], new arrow.Binary()),
       }));
@@ -205,7 +212,7 @@ export function reachabilityTests({ test, assert, quiver, arrow, gc }) {
       const result = await read(holder.getChild('b').chunks[0].values);
       assert.ok(quiver.memoryStats().wasmMemoryBytes > before, `${name}: memory grew`);
       const x = result.getChild ? result.getChild('x') : result.column('x');
-      assert.equal(x.length, rows, name);
+      assert.equal(x.length, result.getChild ? rows + 2 : rows, name);
       const values = x.chunks ? x.chunks.map((c) => c.values) : [x.values];
       assert.ok(values.every((v) => v.every((e) => e === 2.5)), `${name}: every value read back`);
       result.free();
