@@ -14,6 +14,7 @@ use arrow_array::{Int64Array, RecordBatch};
 use quiver::flight::control::{ClientMessage, Descriptor, ServerMessage};
 use quiver::flight::frame::{self, Flags, FrameKind};
 use quiver::flight::message::Splitter;
+use quiver_gateway::config::Limits;
 use support::{config, gateway, Event, GatewayProcess, Upstream, Ws};
 use tokio::task::JoinHandle;
 use tokio_tungstenite::tungstenite::Message;
@@ -274,6 +275,18 @@ async fn open_starved(ws: &mut Ws, ticket: impl Fn(u32) -> String) {
     }
 }
 
+/// A pyarrow upstream, and a client of a gateway over it whose budgets `lower` changes
+/// and whose stall timeout is `stall_secs` (two seconds leave a loaded machine's upstream
+/// time to start three calls).
+async fn stall_gateway(lower: impl FnOnce(&mut Limits), stall_secs: u64) -> (Upstream, Ws) {
+    let up = Upstream::start(&[]);
+    let mut c = config(&up);
+    lower(&mut c.buffer_budget);
+    c.stall_timeout = Duration::from_secs(stall_secs);
+    let ws = Ws::connect(gateway(c).await, None).await.expect("connect");
+    (up, ws)
+}
+
 /// Waits for the connection to be closed as stalled over `budget` (frames before are
 /// skipped); returns the bytes it held, from the close reason.
 async fn stalled_close(ws: &mut Ws, budget: &str) -> u64 {
@@ -301,16 +314,10 @@ async fn stalled_close(ws: &mut Ws, budget: &str) -> u64 {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_stalled_connection_is_closed_and_its_calls_cancelled() {
-    let up = Upstream::start(&[]);
-    let mut c = config(&up);
     // Three DoGets at credit 0 reserve 64 KiB windows; with the messages they hold, its
     // client IP's budget has no room for another call. The upstream sends one small
     // batch each, then waits to be cancelled.
-    c.buffer_budget.per_client = 4 << 16;
-    // Two seconds leave a loaded machine's upstream time to start all three calls.
-    c.stall_timeout = Duration::from_secs(2);
-    let addr = gateway(c).await;
-    let mut ws = Ws::connect(addr, None).await.expect("connect");
+    let (up, mut ws) = stall_gateway(|b| b.per_client = 4 << 16, 2).await;
     open_starved(&mut ws, |s| format!("hold:stall{s}")).await;
     let held = stalled_close(&mut ws, "--max-buffered-bytes-per-client").await;
     assert!(held > 3 << 16, "{held}");
@@ -321,13 +328,9 @@ async fn a_stalled_connection_is_closed_and_its_calls_cancelled() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_stalled_connection_whose_own_budget_alone_is_full_stays_open() {
-    let up = Upstream::start(&[]);
-    let mut c = config(&up);
     // As above, but only the connection's own budget is full: it keeps nobody else from
     // anything, so a slow reader is left to read at its pace.
-    c.buffer_budget.per_connection = 4 << 16;
-    c.stall_timeout = Duration::from_secs(1);
-    let mut ws = Ws::connect(gateway(c).await, None).await.expect("connect");
+    let (up, mut ws) = stall_gateway(|b| b.per_connection = 4 << 16, 1).await;
     open_starved(&mut ws, |s| format!("hold:own{s}")).await;
     let started = std::time::Instant::now();
     while started.elapsed() < Duration::from_secs(4) {
@@ -346,12 +349,8 @@ async fn a_stalled_connection_whose_own_budget_alone_is_full_stays_open() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn idle_uploads_hold_the_budget_no_longer_than_the_stall_timeout() {
-    let up = Upstream::start(&[]);
-    let mut c = config(&up);
     // Two DoPuts reserve 2 x (64 + 256) KiB, which leaves 60 KiB: no room for a call.
-    c.buffer_budget.per_client = 700 << 10;
-    c.stall_timeout = Duration::from_secs(2);
-    let mut ws = Ws::connect(gateway(c).await, None).await.expect("connect");
+    let (_up, mut ws) = stall_gateway(|b| b.per_client = 700 << 10, 2).await;
     for stream in 1..=2 {
         ws.send(ClientMessage::DoPut {
             stream,
@@ -365,14 +364,10 @@ async fn idle_uploads_hold_the_budget_no_longer_than_the_stall_timeout() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_budget_without_room_for_a_default_doget_counts_as_full() {
-    let up = Upstream::start(&[]);
-    let mut c = config(&up);
     // Three DoGets at credit 0 reserve 3 x 64 KiB and hold a small message each, which
     // leaves about 128 KiB: room for a call opened with little credit, not for a DoGet
     // opened with the default credit (a 256 KiB window here), which others are refused.
-    c.buffer_budget.per_client = 320 << 10;
-    c.stall_timeout = Duration::from_secs(2);
-    let mut ws = Ws::connect(gateway(c).await, None).await.expect("connect");
+    let (_up, mut ws) = stall_gateway(|b| b.per_client = 320 << 10, 2).await;
     open_starved(&mut ws, |s| format!("hold:room{s}")).await;
     let held = stalled_close(&mut ws, "--max-buffered-bytes-per-client").await;
     assert!(
@@ -383,11 +378,7 @@ async fn a_budget_without_room_for_a_default_doget_counts_as_full() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn grants_of_a_byte_do_not_keep_a_stalled_connection_open() {
-    let up = Upstream::start(&[]);
-    let mut c = config(&up);
-    c.buffer_budget.per_client = 4 << 16;
-    c.stall_timeout = Duration::from_secs(2);
-    let mut ws = Ws::connect(gateway(c).await, None).await.expect("connect");
+    let (_up, mut ws) = stall_gateway(|b| b.per_client = 4 << 16, 2).await;
     // Streams with more to send than the client will ever grant.
     open_starved(&mut ws, |_| "data:0:2000:50".into()).await;
     // A byte of credit per stream every 200 ms: a client that looks alive, and reads
