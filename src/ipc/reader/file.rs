@@ -537,9 +537,7 @@ fn check_block(
 /// the blocks make the reader copy is never more than the file.
 fn check_total(dictionaries: &[Block], batches: &[Block], footer_start: u64) -> Result<()> {
     let blocks = dictionaries.iter().chain(batches);
-    let listed = blocks.fold(0u64, |sum, block| {
-        sum.saturating_add(block.range().end - block.range().start)
-    });
+    let listed = blocks.fold(0u64, |sum, b| sum.saturating_add(b.metadata + b.body));
     let held = footer_start.saturating_sub(HEAD_BYTES);
     match listed <= held {
         true => Ok(()),
