@@ -290,6 +290,9 @@ class Server(flight.FlightServerBase):
                     continue
                 say(f"PUT BATCH {name} {len(batches)}")
                 batches.append(chunk.data)
+                if name.startswith("slow"):
+                    # Read slowly, so that a client cancels before its upload's end.
+                    time.sleep(0.01)
             # gRPC ends the reader the same way when the client half-closes and when the
             # call is reset: only a call that is not cancelled sent its whole upload.
             if context.is_cancelled():
