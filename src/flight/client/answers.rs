@@ -97,7 +97,18 @@ impl CallKind {
         }
         match self {
             K::FlightInfo => Ok(Answer::One(only(items, "flightInfo")?)),
-            K::Poll => Ok(Answer::One(only(items, "pollInfo")?)),
+            K::Poll => match only(items, "pollInfo")? {
+                // Complete without results: typed as impossible, so refused.
+                Item::Poll(PollInfo {
+                    descriptor: None,
+                    info: None,
+                    ..
+                }) => Err(Failure::new(
+                    INTERNAL,
+                    "a complete pollInfo (no descriptor) must hold the query's info",
+                )),
+                poll => Ok(Answer::One(poll)),
+            },
             K::Schema => Err(Failure::new(
                 INTERNAL,
                 "expected a schema answer, found none",

@@ -1341,6 +1341,13 @@ fn a_poll_flight_info_answer_is_one_poll_info() -> TestResult {
         failed(&[])?,
         (INTERNAL, "expected one pollInfo answer, found 0".into())
     );
+    assert_eq!(
+        failed(&[r#"{"type":"pollInfo","stream":ID,"progress":1}"#])?,
+        (
+            INTERNAL,
+            "a complete pollInfo (no descriptor) must hold the query's info".into()
+        )
+    );
     Ok(())
 }
 

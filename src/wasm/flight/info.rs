@@ -48,18 +48,28 @@ export interface FlightInfo {
  * Where a long-running query stands (`pollFlightInfo`). Poll `descriptor` again until it
  * is absent: the query is then complete and `info` holds all its results.
  */
-export interface PollInfo {
+export type PollInfo = PollInfoRunning | PollInfoComplete;
+/** Fields every `PollInfo` may have. */
+interface PollInfoCommon {
+  /** From 0 to 1, when the server knows it; it may go down as well as up. */
+  progress?: number;
+  /** Milliseconds since the Unix epoch after which the server may refuse `descriptor`. */
+  expirationTimeMs?: number;
+}
+/** A query still running: poll `descriptor` next. */
+export interface PollInfoRunning extends PollInfoCommon {
+  /** The descriptor to poll next. */
+  descriptor: FlightDescriptor;
   /**
    * The results so far, whole each time (not what was added since the last poll): their
    * endpoints can be read before the query completes.
    */
   info?: FlightInfo;
-  /** The descriptor to poll next; absent once the query is complete. */
-  descriptor?: FlightDescriptor;
-  /** From 0 to 1, when the server knows it; it may go down as well as up. */
-  progress?: number;
-  /** Milliseconds since the Unix epoch after which the server may refuse `descriptor`. */
-  expirationTimeMs?: number;
+}
+/** A complete query: `info` holds all its results. */
+export interface PollInfoComplete extends PollInfoCommon {
+  descriptor?: undefined;
+  info: FlightInfo;
 }
 /** A ticket: bytes, a string (sent as UTF-8), or an endpoint of a FlightInfo. */
 export type Ticket = Uint8Array | string | FlightEndpoint;

@@ -84,6 +84,9 @@ export async function flight(url: string, table: Table): Promise<number> {
     console.log(progress, poll.expirationTimeMs, poll.info?.endpoints.length);
     poll = await client.pollFlightInfo(poll.descriptor, { signal: AbortSignal.timeout(60_000) });
   }
+  // Complete: no descriptor, so `info` is there.
+  const complete: FlightInfo = poll.info;
+  console.log(complete.endpoints.length);
   const renewed: FlightEndpoint = await client.renewFlightEndpoint(info.endpoints[0], {});
   console.log(renewed.expirationTimeMs);
   const controller = new AbortController();
