@@ -159,7 +159,7 @@ fn message_body_got(bytes: &[u8], cut: usize) -> usize {
 fn empty_input_has_no_schema() {
     assert_eq!(
         error_of(&[]),
-        "invalid IPC stream: stream ended before its schema message"
+        "invalid Arrow IPC: stream ended before its schema message"
     );
 }
 
@@ -169,7 +169,7 @@ fn corrupt_flatbuffer_is_refused() {
     bytes[8..24].fill(0xAB);
     let error = error_of(&bytes);
     assert!(
-        error.starts_with("invalid IPC stream: message metadata is not a valid flatbuffer: "),
+        error.starts_with("invalid Arrow IPC: message metadata is not a valid flatbuffer: "),
         "{error}"
     );
 }
@@ -178,7 +178,7 @@ fn corrupt_flatbuffer_is_refused() {
 fn negative_lengths_are_refused() {
     assert_eq!(
         error_of(&[0xFF, 0xFF, 0xFF, 0xFF, 0xF0, 0xFF, 0xFF, 0xFF]),
-        "invalid IPC stream: expected a non-negative metadata length, found -16"
+        "invalid Arrow IPC: expected a non-negative metadata length, found -16"
     );
 }
 
@@ -188,7 +188,7 @@ fn batch_before_schema_is_refused() {
     let error = error_of(&bytes[schema_message_len(&bytes)..]);
     assert_eq!(
         error,
-        "invalid IPC stream: expected the schema message first, found a record batch"
+        "invalid Arrow IPC: expected the schema message first, found a record batch"
     );
 }
 
@@ -199,7 +199,7 @@ fn second_schema_is_refused() {
     let error = error_of(&[schema, schema].concat());
     assert_eq!(
         error,
-        "invalid IPC stream: expected one schema message, found a second"
+        "invalid Arrow IPC: expected one schema message, found a second"
     );
 }
 
@@ -215,7 +215,7 @@ fn unknown_message_type_is_refused() {
     );
     assert_eq!(
         error_of(&with_schema(tensor)),
-        "invalid IPC stream: expected a schema, dictionary batch or record batch message, found unknown message type 42"
+        "invalid Arrow IPC: expected a schema, dictionary batch or record batch message, found unknown message type 42"
     );
 }
 
@@ -224,7 +224,7 @@ fn buffer_outside_the_body_is_refused() {
     let batch = record_batch(&[(0, 0), (0, 12), (16, 4), (0, 0), (24, 8)], 16);
     assert_eq!(
         error_of(&with_schema(batch)),
-        "invalid IPC stream: buffer 2 spans bytes 16..20, but the message body has 16 bytes"
+        "invalid Arrow IPC: buffer 2 spans bytes 16..20, but the message body has 16 bytes"
     );
 }
 
@@ -251,7 +251,7 @@ fn a_null_count_that_the_bitmap_contradicts_is_refused() {
     batch[body + 24] = 0b11;
     assert_eq!(
         error_of(&with_schema(batch)),
-        "invalid IPC stream: field \"i\" declares a null count of 1, but its validity bitmap has 0 nulls"
+        "invalid Arrow IPC: field \"i\" declares a null count of 1, but its validity bitmap has 0 nulls"
     );
 }
 
@@ -260,12 +260,12 @@ fn missing_field_nodes_and_buffers_are_refused() {
     let one_node = record_batch_with_nodes(&[(2, 0)], &[(0, 0), (0, 12), (16, 4)], 24);
     assert_eq!(
         error_of(&with_schema(one_node)),
-        "invalid IPC stream: expected field node 1 for field \"i\", but the record batch has only 1"
+        "invalid Arrow IPC: expected field node 1 for field \"i\", but the record batch has only 1"
     );
     let four_buffers = record_batch(&[(0, 0), (0, 12), (16, 4), (0, 0)], 24);
     assert_eq!(
         error_of(&with_schema(four_buffers)),
-        "invalid IPC stream: expected buffer 4 for field \"i\", but the record batch has only 4"
+        "invalid Arrow IPC: expected buffer 4 for field \"i\", but the record batch has only 4"
     );
 }
 
@@ -311,7 +311,7 @@ fn short_misaligned_and_inconsistent_buffers_and_nodes_are_refused() {
     for (nodes, buffers, expected) in cases {
         assert_eq!(
             error_of(&with_schema(record_batch_with_nodes(nodes, buffers, 40))),
-            format!("invalid IPC stream: {expected}")
+            format!("invalid Arrow IPC: {expected}")
         );
     }
 }
@@ -353,7 +353,7 @@ fn bytes_after_the_end_marker_are_refused() {
     bytes.extend([1, 2, 3]);
     assert_eq!(
         error_of(&bytes),
-        "invalid IPC stream: expected no bytes after the end-of-stream marker, found 3"
+        "invalid Arrow IPC: expected no bytes after the end-of-stream marker, found 3"
     );
     // The marker was read all the same.
     let mut decoder = StreamDecoder::new(ReadLimits::default());
@@ -369,7 +369,7 @@ fn a_failed_reader_stays_failed_with_the_first_error() {
     let later = decoder.push(&bytes).unwrap_err().to_string();
     assert_eq!(
         later,
-        "the reader failed earlier and cannot continue: invalid IPC stream: expected the schema message first, found a record batch"
+        "the reader failed earlier and cannot continue: invalid Arrow IPC: expected the schema message first, found a record batch"
     );
 }
 
@@ -492,7 +492,7 @@ fn empty_dictionary_batch(id: i64, is_delta: bool) -> Vec<u8> {
 fn dictionary_batches_for_unknown_ids_and_early_deltas_are_refused() {
     assert_eq!(
         error_of(&with_schema(empty_dictionary_batch(7, false))),
-        "invalid IPC stream: dictionary id 7 not found in schema"
+        "invalid Arrow IPC: dictionary id 7 not found in schema"
     );
 
     // The schema of a stream with one dictionary column (id 0), then a delta for it.
@@ -508,7 +508,7 @@ fn dictionary_batches_for_unknown_ids_and_early_deltas_are_refused() {
     bytes.extend(empty_dictionary_batch(0, true));
     assert_eq!(
         error_of(&bytes),
-        "invalid IPC stream: delta dictionary batch for id 0, which has no dictionary yet"
+        "invalid Arrow IPC: delta dictionary batch for id 0, which has no dictionary yet"
     );
 }
 
@@ -564,7 +564,7 @@ fn a_delta_that_overflows_nested_dictionary_keys_is_an_error() {
     let error = decoder.push(&bytes).unwrap_err().to_string();
     assert_eq!(
         error,
-        "invalid IPC stream: delta dictionary batch for id 1 cannot be appended: \
+        "invalid Arrow IPC: delta dictionary batch for id 1 cannot be appended: \
          Dictionary key bigger than the key type"
     );
     // The decoder refuses more, and a new one still decodes a valid stream.

@@ -34,11 +34,11 @@ fn decode(bytes: &[u8], segment: usize) -> Result<usize, String> {
 const READER_ERRORS: &[(&str, &str)] = &[
     (
         "crash-772618ba8f131be07af15dd393cf183c8b573d71",
-        "invalid IPC stream: field \"fixedsizebinary_19_nonnullable\" declares fixed size -1140850669, expected a non-negative size",
+        "invalid Arrow IPC: field \"fixedsizebinary_19_nonnullable\" declares fixed size -1140850669, expected a non-negative size",
     ),
     (
         "crash-96f18d42d5f8bb89e6b40025cacfa5b4c81e104d",
-        "invalid IPC stream: buffer 4 of field \"key\" has 53 bytes, expected a multiple of 4",
+        "invalid Arrow IPC: buffer 4 of field \"key\" has 53 bytes, expected a multiple of 4",
     ),
 ];
 
@@ -150,6 +150,6 @@ fn first_reader_crash_is_now_a_clear_error() {
     let error = decode(&bytes, usize::MAX).unwrap_err();
     assert_eq!(
         error,
-        "invalid IPC stream: buffer 4 of field \"key\" has 53 bytes, expected a multiple of 4"
+        "invalid Arrow IPC: buffer 4 of field \"key\" has 53 bytes, expected a multiple of 4"
     );
 }

@@ -325,7 +325,7 @@ fn a_truncated_footer_is_an_error() {
     let file = sample_file();
     assert_eq!(
         error_of(&file[..file.len() - 3]),
-        "invalid IPC stream: expected an IPC file to end with the magic ARROW1, found bytes \
+        "invalid Arrow IPC: expected an IPC file to end with the magic ARROW1, found bytes \
          [0, 0, 0, 65, 82, 82]: the file is truncated or not an IPC file"
     );
     // Magic at both ends, but too short for a footer's length between them.
@@ -334,7 +334,7 @@ fn a_truncated_footer_is_an_error() {
     short.extend_from_slice(b"ARROW1");
     assert_eq!(
         error_of(&short),
-        "invalid IPC stream: expected an IPC file of at least 18 bytes (its magic, and the \
+        "invalid Arrow IPC: expected an IPC file of at least 18 bytes (its magic, and the \
          footer's length and magic), found 17: the file is truncated"
     );
     // The tail is whole, but the footer it announces does not fit.
@@ -344,7 +344,7 @@ fn a_truncated_footer_is_an_error() {
     assert_eq!(
         error_of(&short),
         format!(
-            "invalid IPC stream: footer length is {len} bytes, but the file has 0 bytes \
+            "invalid Arrow IPC: footer length is {len} bytes, but the file has 0 bytes \
              between its magic numbers: the footer is truncated"
         )
     );
@@ -359,7 +359,7 @@ fn footer_blocks_outside_the_file_are_an_error() {
     cut.extend_from_slice(&file[start..]);
     let error = error_of(&cut);
     assert!(
-        error.starts_with("invalid IPC stream: record batch block 0 spans bytes ")
+        error.starts_with("invalid Arrow IPC: record batch block 0 spans bytes ")
             && error.ends_with(&format!("outside the file's messages (bytes 8..{})", 4000)),
         "{error}"
     );
@@ -417,7 +417,7 @@ fn a_block_whose_size_disagrees_with_its_message_is_an_error() {
     assert_eq!(
         error_of(&bad),
         format!(
-            "invalid IPC stream: record batch block 1 declares {meta} bytes of metadata and a \
+            "invalid Arrow IPC: record batch block 1 declares {meta} bytes of metadata and a \
              {}-byte body, but its message needs more: message body needs {body} bytes, got {}",
             body - 8,
             body - 8
@@ -435,7 +435,7 @@ fn a_block_whose_size_disagrees_with_its_message_is_an_error() {
     assert_eq!(
         error_of(&bad),
         format!(
-            "invalid IPC stream: record batch block 1 declares {} bytes of metadata and a \
+            "invalid Arrow IPC: record batch block 1 declares {} bytes of metadata and a \
              {body}-byte body, but its message has {meta} and {body}",
             meta + 8
         )
@@ -456,7 +456,7 @@ fn a_message_larger_than_its_block_is_refused_before_it_is_allocated() {
     assert_eq!(
         error_of(&bad),
         format!(
-            "invalid IPC stream: record batch block 1 declares {meta} bytes of metadata and a \
+            "invalid Arrow IPC: record batch block 1 declares {meta} bytes of metadata and a \
              32-byte body, but its message needs more: message needs {} bytes, got {}",
             meta - 8 + body,
             meta + 32
@@ -478,7 +478,7 @@ fn footer_blocks_listing_more_bytes_than_the_file_are_an_error() {
     assert_eq!(
         error_of(&bad),
         format!(
-            "invalid IPC stream: the footer's blocks list {listed} bytes of messages, but the \
+            "invalid Arrow IPC: the footer's blocks list {listed} bytes of messages, but the \
              file holds {held}: blocks share bytes"
         )
     );
@@ -498,8 +498,36 @@ fn a_schema_message_that_differs_from_the_footer_is_an_error() {
     bad[at + 4] = b'y';
     assert_eq!(
         error_of(&bad),
-        "invalid IPC stream: the file's schema message differs from its footer: the footer \
+        "invalid Arrow IPC: the file's schema message differs from its footer: the footer \
          has (x: Int64 not null), the schema message has (y: Int64 not null)"
+    );
+}
+
+#[test]
+fn a_schema_message_whose_field_metadata_differs_names_the_field() {
+    let field = Field::new("x", DataType::Int64, false)
+        .with_metadata([("unit".to_string(), "metre".to_string())]);
+    let schema = Arc::new(Schema::new(vec![field]));
+    let batch = RecordBatch::try_new(
+        schema.clone(),
+        vec![Arc::new(arrow_array::Int64Array::from(vec![1, 2]))],
+    )
+    .unwrap();
+    let none = BatchMetadata::new();
+    let file = write_file_with_metadata(schema, [(&batch, &none)], &WriteOptions::default())
+        .unwrap()
+        .to_vec();
+    // The schema message comes first: change its "metre" only.
+    let at = file.windows(5).position(|w| w == b"metre").unwrap();
+    assert!(at < footer_start(&file));
+    let mut bad = file.clone();
+    bad[at..at + 5].copy_from_slice(b"meter");
+    let error = error_of(&bad);
+    assert!(
+        error.starts_with("invalid Arrow IPC: the file's schema message differs from its footer")
+            && error.contains("\"metre\"")
+            && error.contains("\"meter\""),
+        "{error}"
     );
 }
 
@@ -538,7 +566,7 @@ fn the_footer_is_verified_as_arrow_ipc_verifies_it() {
             let found = match FileDecoder::try_new(&bad, file_len, ReadLimits::default()) {
                 Err(e) => e
                     .to_string()
-                    .starts_with("invalid IPC stream: file footer is not a valid flatbuffer: "),
+                    .starts_with("invalid Arrow IPC: file footer is not a valid flatbuffer: "),
                 Ok(_) => false,
             };
             assert_eq!(found, expected, "byte {at} set to {byte:#04x}");
@@ -566,7 +594,7 @@ fn a_footer_schema_that_is_not_a_valid_flatbuffer_names_where() {
         .unwrap()
         .to_string();
     assert!(
-        error.starts_with("invalid IPC stream: file footer is not a valid flatbuffer: ")
+        error.starts_with("invalid Arrow IPC: file footer is not a valid flatbuffer: ")
             && error.contains("while verifying table field `name`")
             && error.contains("while verifying union variant `Schema`")
             && error.contains("while verifying table field `schema`"),

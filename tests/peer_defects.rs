@@ -172,7 +172,7 @@ fn a_union_row_beyond_its_child_is_refused() {
     );
     assert_eq!(
         decode(&bytes).unwrap_err(),
-        "invalid IPC stream: field \"s\" of sparse union \"u\" has 2 rows, expected from 3 \
+        "invalid Arrow IPC: field \"s\" of sparse union \"u\" has 2 rows, expected from 3 \
          (the rows up to the last that selects it) to 5 (the union's)"
     );
 }
@@ -185,7 +185,7 @@ fn a_union_child_longer_than_the_union_is_refused() {
     );
     assert_eq!(
         decode(&bytes).unwrap_err(),
-        "invalid IPC stream: field \"s\" of sparse union \"u\" has 6 rows, expected from 3 \
+        "invalid Arrow IPC: field \"s\" of sparse union \"u\" has 6 rows, expected from 3 \
          (the rows up to the last that selects it) to 5 (the union's)"
     );
 }
@@ -203,7 +203,7 @@ fn a_short_union_child_whose_buffers_are_short_of_its_length_is_refused() {
     );
     assert_eq!(
         decode(&bytes).unwrap_err(),
-        "invalid IPC stream: buffer 4 of field \"s\" has 8 bytes, expected a multiple of 1 of \
+        "invalid Arrow IPC: buffer 4 of field \"s\" has 8 bytes, expected a multiple of 1 of \
          at least 16"
     );
 }
@@ -238,7 +238,7 @@ fn a_fixed_size_list_child_bitmap_too_short_is_refused() {
     });
     assert_eq!(
         decode(&bytes).unwrap_err(),
-        "invalid IPC stream: field \"\" (the values of fixed-size list \"f\") has a \
+        "invalid Arrow IPC: field \"\" (the values of fixed-size list \"f\") has a \
          validity bitmap of 1 bytes for 9 values, expected at least 2"
     );
 }
@@ -253,7 +253,7 @@ fn a_fixed_size_list_child_with_uncounted_nulls_in_valid_lists_is_refused() {
     });
     assert_eq!(
         decode(&bytes).unwrap_err(),
-        "invalid IPC stream: field \"\" (the values of fixed-size list \"f\") declares 1 \
+        "invalid Arrow IPC: field \"\" (the values of fixed-size list \"f\") declares 1 \
          nulls and its bitmap holds 9, expected at most 3 more (its values outside the \
          list's 2 valid lists)"
     );
@@ -285,7 +285,7 @@ fn a_v4_run_end_validity_slot_that_is_not_empty_is_refused() {
     );
     assert_eq!(
         decode(&bytes).unwrap_err(),
-        "invalid IPC stream: buffer 0 of field \"r\", the validity slot that V4 metadata \
+        "invalid Arrow IPC: buffer 0 of field \"r\", the validity slot that V4 metadata \
          puts before a run-end encoded column's children, has 8 bytes, expected 0"
     );
 }
@@ -422,7 +422,7 @@ fn a_union_in_a_short_union_child_is_refused() {
     });
     assert_eq!(
         decode(&bytes).unwrap_err(),
-        "invalid IPC stream: field \"v\" is a union or run-end encoded field in a short \
+        "invalid Arrow IPC: field \"v\" is a union or run-end encoded field in a short \
          sparse union child, expected other types there"
     );
 }

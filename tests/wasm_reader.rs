@@ -137,7 +137,7 @@ fn bad_input_is_an_error_and_the_module_keeps_working() {
     corrupt[8..40].fill(0xAB);
     let error = message(table_from_ipc(Uint8Array::from(&corrupt[..]).into(), None).unwrap_err());
     assert!(
-        error.starts_with("invalid IPC stream: message metadata is not a valid flatbuffer"),
+        error.starts_with("invalid Arrow IPC: message metadata is not a valid flatbuffer"),
         "{error}"
     );
 

@@ -22,7 +22,7 @@ pub enum QuiverError {
         max: u64,
     },
     /// The bytes do not follow the IPC format.
-    #[error("invalid IPC stream: {0}")]
+    #[error("invalid Arrow IPC: {0}")]
     Invalid(String),
     /// A compressed buffer did not decompress as declared.
     #[error("{codec} buffer is corrupt: {detail}")]

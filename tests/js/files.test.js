@@ -142,21 +142,21 @@ test('FileWriter and tableToIPC write files that pyarrow and Quiver read back', 
 test('malformed files get an Error that says what is wrong, and the module goes on', async () => {
   const good = readFileSync(join(dir, 'pyarrow_types.arrow'));
   assert.throws(() => tableFromIPC(good.subarray(0, good.length - 3)), {
-    message: `invalid IPC stream: expected an IPC file to end with the magic ARROW1, found bytes [${good.subarray(-9, -3).join(', ')}]: the file is truncated or not an IPC file`,
+    message: `invalid Arrow IPC: expected an IPC file to end with the magic ARROW1, found bytes [${good.subarray(-9, -3).join(', ')}]: the file is truncated or not an IPC file`,
   });
   const footerLength = good.readInt32LE(good.length - 10);
   const footer = good.subarray(good.length - 10 - footerLength);
   // The first 4000 bytes and the footer: blocks now end past the file's messages.
   const cut = Buffer.concat([good.subarray(0, 4000), footer]);
-  assert.throws(() => tableFromIPC(cut), { message: /^invalid IPC stream: record batch block 0 spans bytes 2\d+\.\.\d+, outside the file's messages \(bytes 8\.\.4000\)$/ });
+  assert.throws(() => tableFromIPC(cut), { message: /^invalid Arrow IPC: record batch block 0 spans bytes 2\d+\.\.\d+, outside the file's messages \(bytes 8\.\.4000\)$/ });
   await assert.rejects(openFile(new Blob([cut])), { message: /record batch block 0 spans bytes/ });
   await assert.rejects(openFile(new Blob([good.subarray(0, 5)])), {
-    message: "invalid IPC stream: expected an IPC file of at least 18 bytes (its magic, and the footer's length and magic), found 5: the file is truncated",
+    message: "invalid Arrow IPC: expected an IPC file of at least 18 bytes (its magic, and the footer's length and magic), found 5: the file is truncated",
   });
   await assert.rejects(openFile('file.arrow'), { message: 'openFile expects a Uint8Array or a Blob (a File is one)' });
   const reader = new StreamReader();
   assert.throws(() => reader.push(good), {
-    message: 'invalid IPC stream: expected a message, found the magic ARROW1 of an IPC file: read files with tableFromIPC, tableFromIPCAsync or openFile',
+    message: 'invalid Arrow IPC: expected a message, found the magic ARROW1 of an IPC file: read files with tableFromIPC, tableFromIPCAsync or openFile',
   });
   reader.free();
   const table = tableFromIPC(good);

@@ -581,11 +581,22 @@ fn check_same_schema(footer: &Schema, message: &Schema) -> Result<()> {
             .collect();
         fields.join(", ")
     };
+    let (mut in_footer, mut in_message) = (describe(footer), describe(message));
+    if in_footer == in_message {
+        // Same names, types and nullability: metadata differs, perhaps in a nested field,
+        // which only the whole field shows.
+        if let Some((f, m)) = footer
+            .fields()
+            .iter()
+            .zip(message.fields())
+            .find(|(f, m)| f != m)
+        {
+            (in_footer, in_message) = (format!("{f:?}"), format!("{m:?}"));
+        }
+    }
     Err(QuiverError::invalid(format!(
-        "the file's schema message differs from its footer: the footer has ({}), the \
-         schema message has ({})",
-        describe(footer),
-        describe(message)
+        "the file's schema message differs from its footer: the footer has ({in_footer}), \
+         the schema message has ({in_message})"
     )))
 }
 

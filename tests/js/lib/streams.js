@@ -111,7 +111,7 @@ export function streamTests({ test, assert, quiver, arrow }) {
   test('tableFromIPCAsync refuses a malformed file, honours its signal and limits, and the module goes on', async () => {
     const log = [];
     await assert.rejects(tableFromIPCAsync(streamOf([file.subarray(0, 100)], log)),
-      { message: /^invalid IPC stream: expected an IPC file to end with the magic ARROW1, found bytes \[.*\]: the file is truncated or not an IPC file$/ });
+      { message: /^invalid Arrow IPC: expected an IPC file to end with the magic ARROW1, found bytes \[.*\]: the file is truncated or not an IPC file$/ });
     const controller = new AbortController();
     const reason = new Error('stop');
     const pending = tableFromIPCAsync(streamOf([file.subarray(0, 10), never], log), { signal: controller.signal });
@@ -323,7 +323,7 @@ export function streamTests({ test, assert, quiver, arrow }) {
     reader.free();
     await assert.rejects(tableFromIPCAsync(new Blob([cut])),
       { message: /^stream ended inside a message: message body needs \d+ bytes, got \d+$/ });
-    await assert.rejects(tableFromIPCAsync(new Blob([])), { message: 'invalid IPC stream: stream ended before its schema message' });
+    await assert.rejects(tableFromIPCAsync(new Blob([])), { message: 'invalid Arrow IPC: stream ended before its schema message' });
   });
 
   test('a Response that is not OK throws at once, naming its status', async () => {
@@ -361,7 +361,7 @@ export function streamTests({ test, assert, quiver, arrow }) {
     text.free();
     const garbage = new Uint8Array(64).fill(0xff);
     const bad = StreamReader.from(streamOf([garbage, bytes], log));
-    await assert.rejects(collect(bad), { message: 'invalid IPC stream: expected a non-negative metadata length, found -1' });
+    await assert.rejects(collect(bad), { message: 'invalid Arrow IPC: expected a non-negative metadata length, found -1' });
     assert.equal(log.at(-1), 'cancel undefined', 'a malformed stream cancels its source');
     bad.free();
     // push takes a Uint8Array: an ArrayBuffer (a WebSocket's binaryType 'arraybuffer')
@@ -393,7 +393,7 @@ export function streamTests({ test, assert, quiver, arrow }) {
 
   test('a Response with no body is an empty stream', async () => {
     await assert.rejects(tableFromIPCAsync(new Response(null, { status: 204 })),
-      { message: 'invalid IPC stream: stream ended before its schema message' });
+      { message: 'invalid Arrow IPC: stream ended before its schema message' });
   });
 
   writerStreamTests({ test, assert, quiver, arrow }, bytes);
