@@ -512,6 +512,54 @@ fn dictionary_batches_for_unknown_ids_and_early_deltas_are_refused() {
     );
 }
 
+/// `stream`'s messages without its dictionary batches.
+fn without_dictionaries(stream: &[u8]) -> Vec<u8> {
+    let mut out = Vec::new();
+    let mut at = 0;
+    loop {
+        let len = i32::from_le_bytes(stream[at + 4..at + 8].try_into().unwrap()) as usize;
+        if len == 0 {
+            out.extend_from_slice(&stream[at..at + 8]);
+            return out;
+        }
+        let message = arrow_ipc::root_as_message(&stream[at + 8..at + 8 + len]).unwrap();
+        let end = at + 8 + len + message.bodyLength() as usize;
+        if message.header_type() != arrow_ipc::MessageHeader::DictionaryBatch {
+            out.extend_from_slice(&stream[at..end]);
+        }
+        at = end;
+    }
+}
+
+#[test]
+fn a_batch_whose_dictionary_was_never_sent_names_its_field() {
+    let stream_of = |keys: Int32Array| {
+        let values: ArrayRef = Arc::new(StringArray::from(vec!["a"]));
+        let dictionary: ArrayRef =
+            Arc::new(arrow_array::DictionaryArray::try_new(keys, values).unwrap());
+        let ints: ArrayRef = Arc::new(Int32Array::from(vec![1]));
+        let batch = RecordBatch::try_from_iter([("i", ints), ("d", dictionary)]).unwrap();
+        let mut writer = StreamWriter::try_new(Vec::new(), &batch.schema()).unwrap();
+        writer.write(&batch).unwrap();
+        without_dictionaries(&writer.into_inner().unwrap())
+    };
+    let error = error_of(&stream_of(Int32Array::from(vec![0])));
+    assert!(
+        error.starts_with(
+            "invalid Arrow IPC: record batch: field \"d\" uses dictionary id 0, which the \
+             stream has not sent ("
+        ),
+        "{error}"
+    );
+    // The IPC format lets a stream leave out the dictionary of a column of nulls.
+    let mut decoder = StreamDecoder::new(ReadLimits::default());
+    decoder
+        .push(&stream_of(Int32Array::from(vec![None])))
+        .unwrap();
+    decoder.finish().unwrap();
+    assert_eq!(decoder.next_batch().unwrap().column(1).null_count(), 1);
+}
+
 #[test]
 fn a_delta_that_overflows_nested_dictionary_keys_is_an_error() {
     use arrow_array::builder::{ListBuilder, StringDictionaryBuilder};

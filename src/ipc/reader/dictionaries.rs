@@ -41,6 +41,19 @@ impl Dictionaries {
         self.bytes
     }
 
+    /// The first field of `schema` (nested ones too) whose dictionary has not been sent,
+    /// with its id. arrow-ipc reads such a dictionary as empty, which the spec allows for
+    /// a column of nulls, so a key into it fails with a bounds error that names neither.
+    pub fn missing(&self, schema: &Schema) -> Option<(String, i64)> {
+        schema.flattened_fields().into_iter().find_map(|field| {
+            #[allow(deprecated)]
+            let id = field.dict_id()?;
+            let missing = matches!(field.data_type(), DataType::Dictionary(..))
+                && !self.values.contains_key(&id);
+            missing.then(|| (field.name().clone(), id))
+        })
+    }
+
     /// Decodes a dictionary batch, its header and its (uncompressed) data, replacing the
     /// values of its id or, for a delta, appending to them. The dictionaries may hold at
     /// most `max_bytes` afterwards; a delta is refused before its values are appended. A

@@ -140,7 +140,14 @@ impl MessageDecoder {
                     dictionaries,
                     version,
                     limits.max_body(),
-                )?;
+                )
+                .map_err(|error| match self.dictionaries.missing(schema) {
+                    Some((field, id)) => QuiverError::invalid(format!(
+                        "record batch: field {field:?} uses dictionary id {id}, which the \
+                         stream has not sent ({error})"
+                    )),
+                    None => error,
+                })?;
                 limits.charge(copied);
                 stats.bytes_copied += decompressed + copied;
                 stats.batches += 1;
