@@ -265,6 +265,16 @@ impl Held {
         }
     }
 
+    /// Moves `bytes` of what this guard holds (at most all of it) to a new guard.
+    pub fn split_off(&mut self, bytes: u64) -> Held {
+        let bytes = bytes.min(self.bytes);
+        self.bytes -= bytes;
+        Held {
+            account: self.account.clone(),
+            bytes,
+        }
+    }
+
     /// Changes what this guard holds to `bytes`: an increase is reserved as by
     /// [`Account::reserve`], and refused past a budget.
     pub fn reserve_to(&mut self, bytes: u64, what: &str) -> Result<(), Status> {
@@ -372,5 +382,20 @@ mod tests {
             "{:?}",
             budget.totals().total
         );
+    }
+
+    #[test]
+    fn a_split_off_guard_gives_back_its_own_part() {
+        let budget = Budget::new(LIMITS);
+        let a = budget.open(ip(1));
+        let mut held = a.reserve(300, "messages").unwrap();
+        let first = held.split_off(100);
+        let rest = held.split_off(500);
+        assert_eq!((first.bytes, rest.bytes, held.bytes), (100, 200, 0));
+        drop(first);
+        assert_eq!(*lock(&a.held), 200);
+        drop((rest, held));
+        assert_eq!(*lock(&a.held), 0);
+        assert!(budget.totals().clients.is_empty());
     }
 }

@@ -4,7 +4,8 @@
 //! were taken by the upstream call, so a slow upstream slows the client at message
 //! boundaries. Within a message the bytes are granted back at once (its body is already
 //! allocated at its declared size), so credit does not bound a message still arriving:
-//! `--max-message-bytes` does (docs/reliability.md).
+//! `--max-message-bytes` does (docs/reliability.md). Every message counts against the
+//! budget until the call lets go of it, and one that finds no room waits for those.
 //!
 //! The upstream call's request stream ends cleanly only after the client's `end`. An
 //! upload that stops any other way (bad bytes, a cancel, the client gone) must reach the
@@ -21,7 +22,7 @@ use futures::Stream;
 use quiver::flight::control::{Descriptor, ServerMessage};
 use quiver::flight::credit::Credit;
 use quiver::flight::message::Splitter;
-use tokio::sync::mpsc;
+use tokio::sync::{mpsc, OwnedSemaphorePermit, Semaphore};
 use tonic::codec::{BufferSettings, Codec, EncodeBuf, Encoder};
 use tonic::codegen::http::uri::PathAndQuery;
 use tonic::Status;
@@ -34,6 +35,9 @@ use crate::sql::command::{Command, PutAnswer};
 use crate::upstream::{request, CallMetadata, Client};
 
 const DO_PUT: &str = "/arrow.flight.protocol.FlightService/DoPut";
+/// More than the messages that can be on their way to the call at once (two queued, one
+/// being sent, one being handed on).
+const IN_FLIGHT: u32 = 8;
 
 /// What the connection passes to a DoPut task.
 pub(crate) enum Upload {
@@ -119,6 +123,7 @@ impl DoPut {
             descriptor: Some(descriptor),
             splitter: Splitter::new(max_message),
             assembling: account.hold(0),
+            in_flight: Arc::new(Semaphore::new(IN_FLIGHT as usize)),
             account,
             app_metadata: Bytes::new(),
             tx,
@@ -156,6 +161,8 @@ struct Feed {
     /// The budget held by the messages not yet forwarded; the one in progress counts at
     /// its declared size, as it is allocated.
     assembling: Held,
+    /// A permit for each message handed to the call and not yet let go ([`Sending`]).
+    in_flight: Arc<Semaphore>,
     /// Told when the upload waits on its client, and what the client sends.
     account: Arc<Account>,
     /// `app_metadata` of the message in progress.
@@ -188,13 +195,17 @@ impl Feed {
                     if self.descriptor.is_some() {
                         // An upload of nothing (a Flight SQL update) still names its
                         // descriptor, in a message without data.
-                        self.send(Bytes::new(), Bytes::new(), Bytes::new()).await?;
+                        let none = self.assembling.split_off(0);
+                        self.send(Bytes::new(), Bytes::new(), Bytes::new(), none)
+                            .await?;
                     }
                     return self.forward(Outgoing::End).await;
                 }
                 Upload::Metadata(app_metadata) => {
                     self.splitter.check_first(true).map_err(invalid)?;
-                    self.send(Bytes::new(), Bytes::new(), app_metadata).await?;
+                    let none = self.assembling.split_off(0);
+                    self.send(Bytes::new(), Bytes::new(), app_metadata, none)
+                        .await?;
                 }
                 Upload::Data {
                     first,
@@ -216,13 +227,14 @@ impl Feed {
                             .iter()
                             .map(|m| m.header.len() + m.body.len())
                             .sum::<usize>();
-                    self.assembling
-                        .reserve_to(held as u64, "a DoPut's message")?;
+                    self.hold_assembling(held as u64).await?;
                     for m in messages.drain(..) {
                         let meta = std::mem::take(&mut self.app_metadata);
-                        self.send(m.header.into(), m.body.into(), meta).await?;
+                        let size = m.header.len() + m.body.len();
+                        let held = self.assembling.split_off(size as u64);
+                        self.send(m.header.into(), m.body.into(), meta, held)
+                            .await?;
                     }
-                    self.assembling.shrink_to(self.splitter.allocated() as u64);
                 }
             }
             self.grant(size).await?;
@@ -230,11 +242,27 @@ impl Feed {
         Err(Status::cancelled("client connection closed during DoPut").into())
     }
 
+    /// Holds `bytes` for the messages being assembled. Past a budget, first waits for the
+    /// call to let go of the messages handed to it, which give their bytes back.
+    async fn hold_assembling(&mut self, bytes: u64) -> Result<(), Status> {
+        const WHAT: &str = "a DoPut's message";
+        if self.assembling.reserve_to(bytes, WHAT).is_ok() {
+            return Ok(());
+        }
+        // Allocated already: the message counts while it waits.
+        self.assembling.shrink_to(0);
+        let waiting = self.account.hold(bytes);
+        drop(self.in_flight.acquire_many(IN_FLIGHT).await);
+        drop(waiting);
+        self.assembling.reserve_to(bytes, WHAT)
+    }
+
     async fn send(
         &mut self,
         header: Bytes,
         body: Bytes,
         app_metadata: Bytes,
+        held: Held,
     ) -> Result<(), FeedStop> {
         let data = FlightData {
             flight_descriptor: self.descriptor.take(),
@@ -242,7 +270,15 @@ impl Feed {
             data_body: body,
             app_metadata,
         };
-        self.forward(Outgoing::Data(data)).await
+        let permit = Arc::clone(&self.in_flight)
+            .acquire_owned()
+            .await
+            .map_err(|_| Status::internal("the DoPut's in-flight count was closed"))?;
+        let sending = Sending {
+            _held: held,
+            _permit: permit,
+        };
+        self.forward(Outgoing::Data(data, sending)).await
     }
 
     async fn forward(&self, item: Outgoing) -> Result<(), FeedStop> {
@@ -283,18 +319,27 @@ impl From<Status> for FeedStop {
 
 /// What the feed hands the upstream call.
 enum Outgoing {
-    Data(FlightData),
+    Data(FlightData, Sending),
     /// The client's `end`: the request stream may end.
     End,
+}
+
+/// A message's budget and in-flight permit, held until the call lets go of the message.
+struct Sending {
+    _held: Held,
+    _permit: OwnedSemaphorePermit,
 }
 
 /// The request stream: each `FlightData` as `Some`, ended by `Outgoing::End`. If the feed
 /// is gone without it, one `None` first, which fails the request body.
 fn upload_stream(rx: mpsc::Receiver<Outgoing>) -> impl Stream<Item = Option<FlightData>> {
-    futures::stream::unfold(Some(rx), |rx| async move {
-        let mut rx = rx?;
+    futures::stream::unfold(Some((rx, None)), |state| async move {
+        let (mut rx, sent): (_, Option<Sending>) = state?;
+        // The call asks for the next message once hyper has taken the last one's bytes
+        // (it waits for HTTP/2 window first): only then are they given back.
+        drop(sent);
         match rx.recv().await {
-            Some(Outgoing::Data(data)) => Some((Some(data), Some(rx))),
+            Some(Outgoing::Data(data, sending)) => Some((Some(data), Some((rx, Some(sending))))),
             Some(Outgoing::End) => None,
             None => Some((None, None)),
         }

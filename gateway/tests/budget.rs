@@ -15,7 +15,7 @@ use quiver::flight::control::{ClientMessage, Descriptor, ServerMessage};
 use quiver::flight::frame::{self, Flags, FrameKind};
 use quiver::flight::message::Splitter;
 use quiver_gateway::config::Limits;
-use support::{config, gateway, Event, GatewayProcess, Upstream, Ws};
+use support::{config, gateway, send_frames, Event, GatewayProcess, Upstream, Ws};
 use tokio::task::JoinHandle;
 use tokio_tungstenite::tungstenite::Message;
 
@@ -469,4 +469,85 @@ async fn a_doput_message_past_the_budget_fails_its_call() {
             )
         )
     );
+}
+
+/// A gateway whose connections have 1 MiB each, a client of it, and 30 MB of IPC in
+/// 300 KB batches: more than a pyarrow server's HTTP/2 window.
+async fn small_budget_upload() -> (Upstream, Ws, Vec<u8>) {
+    let up = Upstream::start(&[]);
+    let mut c = config(&up);
+    c.buffer_budget.per_connection = MIB;
+    let ws = Ws::connect(gateway(c).await, None).await.expect("connect");
+    let batch = RecordBatch::try_from_iter([(
+        "id",
+        Arc::new(Int64Array::from_iter_values(0..37_500)) as _,
+    )])
+    .expect("batch");
+    let mut w =
+        arrow_ipc::writer::StreamWriter::try_new(Vec::new(), &batch.schema()).expect("writer");
+    for _ in 0..100 {
+        w.write(&batch).expect("write");
+    }
+    let mut ipc = w.into_inner().expect("ipc");
+    // Without the end-of-stream marker, which a DoPut's `end` stands for.
+    ipc.truncate(ipc.len() - 8);
+    (up, ws, ipc)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_doput_waits_for_its_sent_messages_to_make_room() {
+    // The server reads nothing for 2 s: the messages fill its window and then the
+    // gateway's budget, and the upload waits for room instead of failing.
+    let (up, mut ws, ipc) = small_budget_upload().await;
+    ws.send(ClientMessage::DoPut {
+        stream: 1,
+        descriptor: Descriptor::Path(vec!["pause-put".into()]),
+    })
+    .await;
+    let sent = send_frames(&mut ws, 1, &ipc, 64 << 10, Duration::from_secs(20)).await;
+    assert_eq!(sent, ipc.len());
+    ws.send(ClientMessage::End { stream: 1 }).await;
+    assert_eq!(ws.status(1).await, (0, String::new()));
+    assert!(up.saw("PUT STORED pause-put", Duration::from_secs(10)));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn doput_messages_on_their_way_to_a_stalled_server_hold_the_budget() {
+    // The server reads none of the upload.
+    let (up, mut ws, ipc) = small_budget_upload().await;
+    ws.send(ClientMessage::DoPut {
+        stream: 1,
+        descriptor: Descriptor::Path(vec!["stall-put".into()]),
+    })
+    .await;
+    let sent = send_frames(&mut ws, 1, &ipc, 64 << 10, Duration::from_secs(3)).await;
+    assert!(sent < ipc.len(), "a stalled server took the whole upload");
+    // The messages handed to the upstream call count until it lets them go: with the
+    // upload's reservation (320 KiB) and the message waiting for room, the connection's
+    // 1 MiB has none left for a call's 64 KiB.
+    ws.send(ClientMessage::ListFlights {
+        stream: 3,
+        criteria: Vec::new(),
+    })
+    .await;
+    let (code, message) = ws.status(3).await;
+    assert_eq!(code, RESOURCE_EXHAUSTED, "{message}");
+    let prefix = "a call needs 65536 bytes, over the --max-buffered-bytes-per-connection \
+                  budget: this connection holds ";
+    let held: u64 = message
+        .strip_prefix(prefix)
+        .and_then(|rest| rest.strip_suffix(" of its 1048576 bytes"))
+        .and_then(|held| held.parse().ok())
+        .unwrap_or_else(|| panic!("{message}"));
+    assert!(held > (320 << 10) + 2 * 300_000, "{held}");
+    // Cancelled, the upload gives it all back.
+    ws.send(ClientMessage::Cancel { stream: 1 }).await;
+    assert_eq!(ws.status(1).await.0, 1);
+    assert!(up.saw("PUT FAILED stall-put", Duration::from_secs(10)));
+    ws.send(ClientMessage::ListFlights {
+        stream: 5,
+        criteria: Vec::new(),
+    })
+    .await;
+    assert_eq!(ws.status(5).await.0, 0);
 }

@@ -8,9 +8,9 @@ use arrow_array::Int64Array;
 use arrow_ipc::CompressionType;
 use quiver::flight::control::{ClientMessage, Descriptor, ServerMessage};
 use quiver::flight::frame::{self, Flags, FrameKind};
-use quiver::flight::message::{prefix, Splitter, EOS};
+use quiver::flight::message::{Splitter, EOS};
 use quiver_gateway::Config;
-use support::{config, gateway, Event, UndialledUpstream, Upstream, Ws, WAIT};
+use support::{config, gateway, send_frames, Event, UndialledUpstream, Upstream, Ws, WAIT};
 use tokio_tungstenite::tungstenite::Message;
 
 const TICKET: &str = "data:0:20000:5";
@@ -120,49 +120,12 @@ async fn upload(ws: &mut Ws, stream: u32, ipc: &[u8], segment: usize) {
 
 /// The frames of [`upload`], without the `end`.
 async fn send_messages(ws: &mut Ws, stream: u32, ipc: &[u8], segment: usize) {
-    let mut messages = Vec::new();
-    Splitter::new(1 << 30)
-        .push(ipc, &mut messages)
-        .expect("split");
-    let mut credit = 0u64;
-    for (i, m) in messages.iter().enumerate() {
-        let (p, pad) = prefix(m.header.len()).expect("prefix");
-        let mut bytes = p.to_vec();
-        bytes.extend_from_slice(&m.header);
-        bytes.resize(bytes.len() + pad, 0);
-        bytes.extend_from_slice(&m.body);
-        let meta = format!("message {i}").into_bytes();
-        let mut sent = 0;
-        while sent < bytes.len() {
-            let first = sent == 0;
-            let meta_here: &[u8] = if first { &meta } else { &[] };
-            let n = (bytes.len() - sent).min(segment - meta_here.len());
-            while credit < (n + meta_here.len()) as u64 {
-                match ws.next().await {
-                    Event::Json(ServerMessage::Credit { bytes, .. }) => credit += bytes,
-                    Event::Json(ServerMessage::Status { message, .. }) => {
-                        panic!("DoPut ended: {message}")
-                    }
-                    _ => {}
-                }
-            }
-            credit -= (n + meta_here.len()) as u64;
-            let flags = Flags {
-                first,
-                last: sent + n == bytes.len(),
-            };
-            let f = frame::encode(
-                stream,
-                FrameKind::Data,
-                flags,
-                meta_here,
-                &[&bytes[sent..sent + n]],
-            )
-            .expect("frame");
-            ws.send_raw(Message::Binary(f.into())).await;
-            sent += n;
-        }
-    }
+    let sent = send_frames(ws, stream, ipc, segment, WAIT).await;
+    assert_eq!(
+        sent,
+        ipc.len(),
+        "the gateway granted credit for the whole upload"
+    );
 }
 
 /// The IPC stream of `data:0:ROWS:BATCHES` from the upstream (schema, batches, no

@@ -279,6 +279,13 @@ class Server(flight.FlightServerBase):
             # Answers before reading the upload, as Flight SQL servers refuse a command.
             raise NotImplementedError("uploads to refused are not implemented")
         batches, metadata, chunks = [], [], []
+        if name.startswith("stall"):
+            # Reads nothing until cancelled: the upload waits in the gateway.
+            while not context.is_cancelled():
+                time.sleep(0.05)
+        if name.startswith("pause"):
+            # Reads nothing for a while, then all of it.
+            time.sleep(2)
         try:
             for chunk in reader:
                 meta = chunk.app_metadata

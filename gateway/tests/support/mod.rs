@@ -16,8 +16,8 @@ use std::time::{Duration, Instant};
 use arrow_array::RecordBatch;
 use futures::{SinkExt, StreamExt};
 use quiver::flight::control::{ClientMessage, ServerMessage};
-use quiver::flight::frame::{Frame, FrameKind};
-use quiver::flight::message::Splitter;
+use quiver::flight::frame::{self, Flags, Frame, FrameKind};
+use quiver::flight::message::{prefix, Splitter};
 use quiver::flight::SUBPROTOCOL;
 use quiver_gateway::Config;
 use tokio::net::{TcpListener, TcpStream};
@@ -535,4 +535,64 @@ impl Ws {
         }
         decode(&body.expect("dump result"))
     }
+}
+
+/// Sends the IPC stream `ipc` on DoPut `stream` as frames of at most `segment` bytes, a
+/// message at a time with "message i" as message i's app_metadata, within the credit the
+/// gateway grants. Returns the IPC bytes sent: all of them, or those sent before no
+/// credit came for `patience`.
+pub async fn send_frames(
+    ws: &mut Ws,
+    stream: u32,
+    ipc: &[u8],
+    segment: usize,
+    patience: Duration,
+) -> usize {
+    let mut messages = Vec::new();
+    Splitter::new(1 << 30)
+        .push(ipc, &mut messages)
+        .expect("split");
+    let mut credit = 0u64;
+    let mut total = 0;
+    for (i, m) in messages.iter().enumerate() {
+        let (p, pad) = prefix(m.header.len()).expect("prefix");
+        let mut bytes = p.to_vec();
+        bytes.extend_from_slice(&m.header);
+        bytes.resize(bytes.len() + pad, 0);
+        bytes.extend_from_slice(&m.body);
+        let meta = format!("message {i}").into_bytes();
+        let mut sent = 0;
+        while sent < bytes.len() {
+            let first = sent == 0;
+            let meta_here: &[u8] = if first { &meta } else { &[] };
+            let n = (bytes.len() - sent).min(segment - meta_here.len());
+            while credit < (n + meta_here.len()) as u64 {
+                match ws.next_within(patience).await {
+                    Some(Event::Json(ServerMessage::Credit { bytes, .. })) => credit += bytes,
+                    Some(Event::Json(ServerMessage::Status { message, .. })) => {
+                        panic!("DoPut ended: {message}")
+                    }
+                    Some(_) => {}
+                    None => return total,
+                }
+            }
+            credit -= (n + meta_here.len()) as u64;
+            let flags = Flags {
+                first,
+                last: sent + n == bytes.len(),
+            };
+            let f = frame::encode(
+                stream,
+                FrameKind::Data,
+                flags,
+                meta_here,
+                &[&bytes[sent..sent + n]],
+            )
+            .expect("frame");
+            ws.send_raw(Message::Binary(f.into())).await;
+            sent += n;
+            total += n;
+        }
+    }
+    total
 }
