@@ -246,6 +246,10 @@ fn first_full(levels: impl IntoIterator<Item = Level>, bytes: u64) -> Option<Lev
 }
 
 fn add(totals: &mut Totals, held: &mut u64, ip: IpAddr, bytes: u64) {
+    // Nothing held makes no entry: `release` would never remove it.
+    if bytes == 0 {
+        return;
+    }
     *held += bytes;
     totals.total += bytes;
     *totals.clients.entry(ip).or_insert(0) += bytes;
@@ -382,6 +386,17 @@ mod tests {
             "{:?}",
             budget.totals().total
         );
+    }
+
+    #[test]
+    fn an_address_that_holds_nothing_is_forgotten() {
+        let budget = Budget::new(LIMITS);
+        for last in 1..=3 {
+            // A ping or a close: a message of no bytes.
+            drop(budget.open(ip(last)).hold(0));
+            drop(budget.open(ip(last)).reserve(0, "a call").unwrap());
+        }
+        assert!(budget.totals().clients.is_empty());
     }
 
     #[test]
