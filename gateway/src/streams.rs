@@ -336,6 +336,9 @@ impl Streams {
             .lock()
             .unwrap_or_else(|e| e.into_inner())
             .spend(frame.payload_len())?;
+        // A slice would keep the socket's whole read buffer, grown perhaps by a larger
+        // message since, alive and uncounted while the frame waits: the frame gets its own.
+        let bytes = Bytes::copy_from_slice(&bytes);
         let meta_end = HEADER_LEN + frame.app_metadata.len();
         let upload = match frame.kind {
             FrameKind::Metadata => Upload::Metadata(bytes.slice(HEADER_LEN..meta_end)),

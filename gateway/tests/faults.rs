@@ -9,7 +9,9 @@ use quiver::flight::control::{ClientMessage, Descriptor, ServerMessage};
 use quiver::flight::frame::{self, Flags, FrameKind};
 use quiver_gateway::demo::{self, Demo, Generated};
 use quiver_gateway::Config;
-use support::{config, gateway, Event, GatewayProcess, Upstream, Ws};
+use support::{
+    config, gateway, send_frames, Event, GatewayProcess, UndialledUpstream, Upstream, Ws,
+};
 use tokio_tungstenite::tungstenite::Message;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -517,4 +519,65 @@ async fn a_client_that_never_answers_pings_is_closed() {
         waited >= Duration::from_millis(900) && waited < Duration::from_secs(5),
         "closed after {waited:?}"
     );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn queued_upload_frames_keep_nothing_of_the_socket_read_buffer() {
+    // An upstream that never answers: the upload stops at its first messages, and the
+    // frames after them wait in the gateway.
+    let silent = UndialledUpstream::bind();
+    let gw = GatewayProcess::start(&["--upstream", &silent.location, "--credit-window", "8388608"]);
+    let mut ws = Ws::connect(gw.addr, None).await.expect("connect");
+    ws.send(ClientMessage::DoPut {
+        stream: 1,
+        descriptor: Descriptor::Path(vec!["stuck".into()]),
+    })
+    .await;
+    let batch = arrow_array::RecordBatch::try_from_iter([(
+        "id",
+        std::sync::Arc::new(arrow_array::Int64Array::from_iter_values(0..12_500)) as _,
+    )])
+    .expect("batch");
+    let mut w =
+        arrow_ipc::writer::StreamWriter::try_new(Vec::new(), &batch.schema()).expect("writer");
+    for _ in 0..6 {
+        w.write(&batch).expect("write");
+    }
+    let mut ipc = w.into_inner().expect("ipc");
+    ipc.truncate(ipc.len() - 8);
+    let sent = send_frames(&mut ws, 1, &ipc, 64 << 10, Duration::from_secs(2)).await;
+    assert_eq!(sent, ipc.len(), "within the 8 MiB of credit");
+    // A finished stream, whose frames are read and dropped.
+    ws.start_do_get(3, "data:0:1:1", None).await;
+    ws.send(ClientMessage::Cancel { stream: 3 }).await;
+    assert_eq!(ws.status(3).await.0, 1);
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    let before = gw.rss_bytes();
+    // Each 1-byte frame of the upload, queued, follows a 1 MiB message that made the
+    // socket's reader take a new buffer; a slice would keep that buffer.
+    let tiny = frame::encode(1, FrameKind::Data, Flags::default(), b"", &[&[0]]).expect("frame");
+    let big = frame::encode(
+        3,
+        FrameKind::Data,
+        Flags::WHOLE,
+        b"",
+        &[&vec![7; (1 << 20) - 64]],
+    )
+    .expect("frame");
+    for _ in 0..400 {
+        ws.send_raw(Message::Binary(big.clone().into())).await;
+        ws.send_raw(Message::Binary(tiny.clone().into())).await;
+    }
+    // An answer to a later request: the gateway has read every frame before it.
+    ws.start_do_get(5, "data:0:1:1", None).await;
+    ws.send(ClientMessage::Cancel { stream: 5 }).await;
+    assert_eq!(ws.status(5).await.0, 1);
+    let held = gw.rss_bytes().saturating_sub(before);
+    assert!(
+        held < 64 << 20,
+        "400 queued frames of a byte hold {} MiB",
+        held >> 20
+    );
+    ws.send(ClientMessage::Cancel { stream: 1 }).await;
+    assert_eq!(ws.status(1).await.0, 1);
 }
