@@ -23,7 +23,7 @@ pub(crate) async fn run(
     let metadata = &metadata;
     let send = |m: ServerMessage| {
         let out = out.clone();
-        async move { out.send_json(&m).await }
+        async move { out.send_answer(&m, "a call's answer").await }
     };
     match msg {
         ClientMessage::Handshake { stream, payload } => {

@@ -114,7 +114,7 @@ impl DoPut {
                     stream,
                     app_metadata: answer.to_browser(&r.app_metadata)?,
                 };
-                results_out.send_json(&msg).await?;
+                results_out.send_answer(&msg, "a PutResult").await?;
             }
             Ok::<(), Status>(())
         };

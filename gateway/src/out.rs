@@ -1,7 +1,8 @@
 //! The connection's outgoing queue: every task sends its frames and JSON messages through
 //! one bounded channel to the socket writer, so a slow socket pauses them all. Each
 //! message's bytes are charged to the connection's budget until the writer has written
-//! it: a DoGet's frames are refused past a budget, control messages (small) are not.
+//! it: a DoGet's frames and a call's answers are refused past a budget; the small control
+//! messages (hello, credit, status) are not.
 
 use std::sync::Arc;
 
@@ -64,6 +65,15 @@ impl Out {
     pub async fn send_json(&self, msg: &ServerMessage) -> Result<(), Status> {
         let text = msg.to_json().map_err(|e| Status::internal(e.to_string()))?;
         self.send(Message::Text(text.into())).await
+    }
+
+    /// Queues `what`, an upstream's answer (a FlightInfo, an action's result, a
+    /// PutResult), as large as an upstream message may be, if a budget has room for it.
+    pub async fn send_answer(&self, msg: &ServerMessage, what: &str) -> Result<(), Status> {
+        let text = msg.to_json().map_err(|e| Status::internal(e.to_string()))?;
+        let held = self.account.reserve(text.len() as u64, what)?;
+        let message = Message::Text(text.into());
+        self.queue(Queued { message, held }).await
     }
 
     /// Whether messages wait in the queue.

@@ -551,3 +551,31 @@ async fn doput_messages_on_their_way_to_a_stalled_server_hold_the_budget() {
     .await;
     assert_eq!(ws.status(5).await.0, 0);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_call_answer_past_the_budget_fails_its_call() {
+    let up = Upstream::start(&[]);
+    let mut c = config(&up);
+    c.buffer_budget.per_connection = MIB;
+    let mut ws = Ws::connect(gateway(c).await, None).await.expect("connect");
+    // The IPC of 100,000 rows, about 2.5 MB as one action result.
+    let dump = |stream, ticket: &str| ClientMessage::DoAction {
+        stream,
+        action: "dump".into(),
+        body: ticket.as_bytes().to_vec(),
+    };
+    ws.send(dump(1, "data:0:100000:1")).await;
+    let (code, message) = ws.status(1).await;
+    assert_eq!(code, RESOURCE_EXHAUSTED, "{message}");
+    assert!(
+        message.starts_with("a call's answer needs ")
+            && message.ends_with(
+                " bytes, over the --max-buffered-bytes-per-connection budget: \
+                                  this connection holds 65536 of its 1048576 bytes"
+            ),
+        "{message}"
+    );
+    // One that fits still comes.
+    ws.send(dump(3, "data:0:1000:1")).await;
+    assert_eq!(ws.status(3).await, (0, String::new()));
+}
