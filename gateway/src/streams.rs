@@ -145,14 +145,17 @@ impl Streams {
                 Some(_) => return Err(ProtocolError::NotDownload(stream).into()),
                 None => self.ids.check_finished(stream)?,
             },
-            ClientMessage::Cancel { stream } => match self.table.remove(&stream) {
+            ClientMessage::Cancel { stream } => match self.table.get_mut(&stream) {
                 Some(entry) => {
                     entry.task.abort();
                     // Wait for the abort to land, so that no frame of the stream can
-                    // follow its status.
-                    let _ = entry.task.await;
-                    let status = Status::cancelled("cancelled by the client");
-                    self.send(&status_message(stream, &status)).await?;
+                    // follow its status. A call that ended first sent its own result,
+                    // which `finish` passes on.
+                    if (&mut entry.task).await.is_err() {
+                        self.table.remove(&stream);
+                        let status = Status::cancelled("cancelled by the client");
+                        self.send(&status_message(stream, &status)).await?;
+                    }
                 }
                 None => self.ids.check_finished(stream)?,
             },
