@@ -53,6 +53,12 @@ impl DoGet {
     }
 
     async fn forward(&self, data: FlightData) -> Result<(), Status> {
+        if data.data_header.is_empty() && !data.data_body.is_empty() {
+            return Err(Status::internal(format!(
+                "the server sent a FlightData with a body of {} bytes and no IPC header",
+                data.data_body.len()
+            )));
+        }
         if data.data_header.is_empty() {
             // app_metadata alone: one metadata frame.
             let n = data.app_metadata.len();

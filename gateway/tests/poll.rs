@@ -1,7 +1,8 @@
 //! PollFlightInfo and RenewFlightEndpoint (`sql.renewFlightEndpoint`) through the gateway, against an in-process
 //! arrow-flight server whose answers each test picks: a query that completes after a
 //! few polls, PollInfos that break Flight.proto, and renewed endpoints. (pyarrow 21's
-//! FlightServerBase has no PollFlightInfo.)
+//! FlightServerBase has no PollFlightInfo.) The same server gives the DoGet answer that
+//! pyarrow cannot send: a FlightData with a body and no IPC header.
 
 mod support;
 
@@ -131,7 +132,11 @@ impl FlightService for Server {
     }
 
     async fn do_get(&self, _: Request<Ticket>) -> Result<Response<Self::DoGetStream>, Status> {
-        unimplemented()
+        let headless = FlightData {
+            data_body: vec![7; 100].into(),
+            ..FlightData::default()
+        };
+        Ok(Response::new(stream::iter([Ok(headless)]).boxed()))
     }
 
     async fn do_put(
@@ -307,6 +312,19 @@ async fn renew_flight_endpoint_sends_the_endpoint_and_answers_the_renewed_one() 
             13,
             "expected a FlightEndpoint from the server, found 1 bytes that do not decode: \
              failed to decode Protobuf message: invalid varint"
+        )
+    );
+}
+
+#[tokio::test]
+async fn a_doget_body_without_its_ipc_header_fails_the_call() {
+    let mut ws = connect().await;
+    ws.start_do_get(1, "headless", None).await;
+    assert_eq!(
+        ws.status(1).await,
+        (
+            13,
+            "the server sent a FlightData with a body of 100 bytes and no IPC header".into()
         )
     );
 }
