@@ -221,6 +221,15 @@ impl Feed {
                     }
                     self.splitter.push(&ipc, &mut messages).map_err(invalid)?;
                     self.splitter.check_last(last).map_err(invalid)?;
+                    if last && messages.is_empty() && !self.app_metadata.is_empty() {
+                        // Its bytes were an end-of-stream marker: nothing to send it with.
+                        return Err(Status::invalid_argument(format!(
+                            "app_metadata of {} bytes came with IPC bytes that complete no \
+                             message",
+                            self.app_metadata.len()
+                        ))
+                        .into());
+                    }
                     // Messages completed and the one in progress, until forwarded.
                     let held = self.splitter.allocated()
                         + messages

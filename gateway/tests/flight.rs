@@ -319,6 +319,22 @@ async fn bad_bytes_after_whole_messages_store_nothing() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn app_metadata_with_an_end_of_stream_marker_is_refused() {
+    let status = abandoned_upload_stores_nothing("lost-metadata", async |ws: &mut Ws| {
+        let eos = frame::encode(2, FrameKind::Data, Flags::WHOLE, b"lost", &[&EOS]).expect("frame");
+        ws.send_raw(Message::Binary(eos.into())).await;
+    })
+    .await;
+    assert_eq!(
+        status,
+        (
+            3,
+            "app_metadata of 4 bytes came with IPC bytes that complete no message".into()
+        )
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn cancelled_doput_stores_nothing() {
     let status = abandoned_upload_stores_nothing("cancelled", async |ws: &mut Ws| {
         ws.send(ClientMessage::Cancel { stream: 2 }).await;
