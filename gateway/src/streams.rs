@@ -133,7 +133,15 @@ impl Streams {
 
     pub async fn on_control(&mut self, text: &str) -> Result<(), Stop> {
         match ClientMessage::from_json(text)? {
-            ClientMessage::Auth { token } => self.metadata.token = Some(token),
+            ClientMessage::Auth { token } => {
+                self.metadata.token = Some(token);
+                // It replaces the token of a basic-auth exchange still running, too.
+                for entry in self.table.values_mut() {
+                    if matches!(entry.kind, Kind::Login(_)) {
+                        entry.kind = Kind::Call;
+                    }
+                }
+            }
             ClientMessage::Credit { stream, bytes } => match self.table.get(&stream) {
                 Some(Entry {
                     kind: Kind::Get(credit),

@@ -59,6 +59,27 @@ async fn basic_auth_gets_the_token_later_calls_carry() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_auth_sent_while_basic_auth_runs_wins_over_its_token() {
+    let up = Upstream::start(&["--basic-auth", "ann:s3cret", "--handshake-delay", "0.5"]);
+    let mut ws = Ws::to_gateway_for(&up).await;
+    // Sent together: the auth is read long before pyarrow answers the handshake.
+    ws.send(basic_auth(1, "ann", "s3cret")).await;
+    ws.send(ClientMessage::Auth {
+        token: "mine".into(),
+    })
+    .await;
+    assert_eq!(ws.status(1).await, (0, String::new()));
+    // The server knows only the token it issued: a call with "mine" is refused.
+    let after = ws.do_get(2, "data:0:10:1", None).await;
+    assert_eq!(after.code, 16, "{}", after.message);
+    assert!(
+        after.message.starts_with("bad or missing bearer token"),
+        "{}",
+        after.message
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_wrong_password_is_unauthenticated_and_sets_no_token() {
     let up = Upstream::start(&["--basic-auth", "ann:s3cret"]);
     let mut ws = Ws::to_gateway_for(&up).await;

@@ -92,13 +92,15 @@ class TokenCheck(flight.ServerMiddlewareFactory):
 
 
 class BasicAuth(flight.ServerMiddlewareFactory):
-    def __init__(self, credentials):
+    def __init__(self, credentials, delay):
         self.basic = "Basic " + base64.b64encode(credentials.encode()).decode()
         self.token = "token-for-" + credentials.split(":")[0]
+        self.delay = delay
 
     def start_call(self, info, headers):
         auth = headers.get("authorization", [""])[0]
         if info.method == flight.FlightMethod.HANDSHAKE and auth.startswith("Basic "):
+            time.sleep(self.delay)
             if auth != self.basic:
                 raise flight.FlightUnauthenticatedError("wrong username or password")
             return IssueToken(self.token)
@@ -147,7 +149,7 @@ class Server(flight.FlightServerBase):
         if args.token:
             middleware["auth"] = TokenCheck(args.token)
         if args.basic_auth:
-            middleware["auth"] = BasicAuth(args.basic_auth)
+            middleware["auth"] = BasicAuth(args.basic_auth, args.handshake_delay)
         if args.basic_auth or args.echo_handshake:
             server_options["auth_handler"] = EchoHandshake()
         if args.tls_cert:
@@ -354,6 +356,7 @@ def main():
     p.add_argument("--compression", choices=["none", "lz4", "zstd"], default="none")
     p.add_argument("--token")
     p.add_argument("--basic-auth", metavar="USER:PASSWORD")
+    p.add_argument("--handshake-delay", type=float, default=0, metavar="SECONDS")
     p.add_argument("--echo-handshake", action="store_true")
     p.add_argument("--peer", action="append", default=[])
     p.add_argument("--port", type=int, default=0)
