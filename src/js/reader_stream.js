@@ -1,8 +1,11 @@
 // StreamReader.from and tableFromIPCAsync: a StreamReader fed from a source the platform
 // hands over (see sources.js), pushing each segment as it arrives.
 
-import { openSource, readSegments, splitOptions } from './sources.js';
+import { openSource, readSegments, reasonOf, splitOptions } from './sources.js';
 
+// The loop of each reader whose `for await` has begun and not ended, and its source: freed
+// mid-loop (a loop left without return(), say), the reader stops both.
+const reading = new WeakMap();
 // What each reader made by StreamReader.from reads, until its first `for await`: the
 // source, the signal, its limits (for a file, read by tableFromIPC), the name of the function that made it (for errors), and the abort
 // listener that cancels the source before then.
@@ -15,18 +18,19 @@ const dropped = new FinalizationRegistry(({ chunks, signal, abort }) => {
 });
 
 function readerFor(StreamReader, source, options, fn) {
-  const { signal, limits } = splitOptions(options, fn);
-  const reader = new StreamReader(limits);
-  let chunks;
+  // The source first: a Response that is not OK says so, whatever the options.
+  const chunks = openSource(source, fn);
+  let signal, limits, reader;
   try {
-    chunks = openSource(source, fn);
+    ({ signal, limits } = splitOptions(options, fn));
+    reader = new StreamReader(limits);
   } catch (error) {
-    reader.free();
+    chunks.cancel(error);
     throw error;
   }
   // The source is locked from here on: an abort before the first `for await` cancels it
   // at once, as one during the loop does (readSegments listens from then on).
-  const abort = () => chunks.cancel(signal.reason);
+  const abort = () => chunks.cancel(reasonOf(signal));
   const record = { chunks, signal, limits, fn, abort };
   sources.set(reader, record);
   dropped.register(reader, record, record);
@@ -55,12 +59,19 @@ function takeSource(reader) {
 }
 
 /**
- * `method` of StreamReader made to cancel a source not yet read first, so that a reader
- * freed or consumed before its `for await` leaves no response body open and locked.
+ * `method` of StreamReader made to cancel its source first, so that a reader freed or
+ * consumed before or during its `for await` leaves no response body open and locked.
  */
 function cancellingSource(method, name) {
   return function (...args) {
     detachSource(this)?.chunks.cancel(new Error(`StreamReader.${name}() was called before its source was read`));
+    const loop = reading.get(this);
+    if (loop !== undefined) {
+      reading.delete(this);
+      loop.chunks.cancel(new Error(`StreamReader.${name}() was called while its source was read`));
+      // Runs the loop's `finally`, which takes its listener off the signal.
+      loop.batches.return().catch(() => {});
+    }
     return method.apply(this, args);
   };
 }
@@ -79,13 +90,11 @@ export function addReaderStreams(StreamReader, tableFromIPC) {
   // Leaving the loop early cancels the source. The source's end ends the stream with
   // finish(), which throws if it ended inside a message. No batch is handed out once
   // the signal has aborted.
-  StreamReader.prototype[Symbol.asyncIterator] = async function* batches() {
-    const { segments, signal } = takeSource(this);
-    for await (const segment of segments) {
-      this.push(segment);
-      for (let batch; !signal?.aborted && (batch = this.nextBatch()) !== undefined;) yield batch;
-    }
-    this.finish();
+  StreamReader.prototype[Symbol.asyncIterator] = function () {
+    const source = takeSource(this);
+    const loop = { chunks: source.chunks, batches: batches(this, source) };
+    reading.set(this, loop);
+    return loop.batches;
   };
   return async function tableFromIPCAsync(source, options) {
     const reader = readerFor(StreamReader, source, options, 'tableFromIPCAsync');
@@ -116,6 +125,18 @@ export function addReaderStreams(StreamReader, tableFromIPC) {
       throw error;
     }
   };
+}
+
+async function* batches(reader, { segments, signal }) {
+  try {
+    for await (const segment of segments) {
+      reader.push(segment);
+      for (let batch; !signal?.aborted && (batch = reader.nextBatch()) !== undefined;) yield batch;
+    }
+    reader.finish();
+  } finally {
+    reading.delete(reader);
+  }
 }
 
 // What an IPC file starts with: "ARROW1".

@@ -33,7 +33,7 @@ function open(source, fn) {
     if (source.locked) throw new Error(`${fn} expects an unlocked ReadableStream, found one another reader holds`);
     return fromStream(source);
   }
-  if (typeof source?.[Symbol.asyncIterator] === 'function') return fromIterator(source[Symbol.asyncIterator]());
+  if (typeof source?.[Symbol.asyncIterator] === 'function') return fromIterator(source);
   throw new Error(`${fn} expects ${KINDS}, found ${describe(source)}`);
 }
 
@@ -50,8 +50,18 @@ function fromStream(stream) {
   return chunkSource(() => reader.read(), (reason) => reader.cancel(reason));
 }
 
-function fromIterator(iterator) {
-  return chunkSource(() => iterator.next(), () => iterator.return?.());
+function fromIterator(source) {
+  const iterator = source[Symbol.asyncIterator]();
+  return chunkSource(() => iterator.next(), () => {
+    // A Node stream's iterator destroys it in a `finally` that return() skips when no
+    // next() has run, and runs only after a pending one.
+    if (isNodeStream(source)) source.destroy();
+    return iterator.return?.();
+  });
+}
+
+function isNodeStream(value) {
+  return typeof value.destroy === 'function' && typeof value.destroyed === 'boolean';
 }
 
 function chunkSource(read, stop) {
@@ -74,14 +84,14 @@ function ignoreRejection(promise) {
  * at once, and the loop then rejects with `signal.reason`, also while a read is pending.
  */
 export async function* readSegments(source, signal, fn) {
-  const abort = () => source.cancel(signal.reason);
+  const abort = () => source.cancel(reasonOf(signal));
   signal?.addEventListener('abort', abort);
   let ended = false;
   try {
     for (;;) {
-      signal?.throwIfAborted();
+      throwIfAborted(signal);
       const { done, value } = await untilAborted(source.read(), signal);
-      signal?.throwIfAborted();
+      throwIfAborted(signal);
       if (done) break;
       if (!(value instanceof Uint8Array)) {
         throw new Error(`${fn} expects chunks of Uint8Array, found ${describe(value)}`);
@@ -92,7 +102,7 @@ export async function* readSegments(source, signal, fn) {
   } finally {
     signal?.removeEventListener('abort', abort);
     if (!ended) {
-      const cancelled = source.cancel(signal?.reason);
+      const cancelled = source.cancel(signal?.aborted ? reasonOf(signal) : undefined);
       // An iterator's return() waits for a pending next(), which an abort may have cut
       // short and which may never settle: after an abort, cancel without waiting.
       if (!signal?.aborted) await cancelled;
@@ -100,14 +110,24 @@ export async function* readSegments(source, signal, fn) {
   }
 }
 
-/** `promise`, or a rejection with `signal.reason` as soon as the signal aborts. */
+/** `promise` (or a value), or a rejection with the signal's reason once it aborts. */
 function untilAborted(promise, signal) {
   if (signal === undefined) return promise;
   return new Promise((resolve, reject) => {
-    const abort = () => reject(signal.reason);
+    const abort = () => reject(reasonOf(signal));
     signal.addEventListener('abort', abort, { once: true });
-    promise.then(resolve, reject).finally(() => signal.removeEventListener('abort', abort));
+    Promise.resolve(promise).then(resolve, reject).finally(() => signal.removeEventListener('abort', abort));
   });
+}
+
+// Signals from polyfills may lack throwIfAborted() and a reason.
+function throwIfAborted(signal) {
+  if (signal?.aborted) throw reasonOf(signal);
+}
+
+/** Why `signal` aborted: its reason, or an AbortError where a polyfill gives none. */
+export function reasonOf(signal) {
+  return signal.reason ?? new DOMException('This operation was aborted', 'AbortError');
 }
 
 /** `options.signal` checked, and the other options, for the reader. */

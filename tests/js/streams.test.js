@@ -4,7 +4,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createServer } from 'node:http';
-import { Readable } from 'node:stream';
+import { PassThrough, Readable } from 'node:stream';
 import * as arrow from 'apache-arrow';
 import * as quiver from 'quiver-arrow';
 import { pieces, streamBytes, streamTests } from './lib/streams.js';
@@ -59,4 +59,27 @@ test('fetch from a server: OK bodies decode, a 404 names its status and URL', as
     server.closeAllConnections();
     await new Promise((resolve) => server.close(resolve));
   }
+});
+
+test('a Node stream is destroyed when freed or aborted before its loop, or aborted in one', async () => {
+  const destroyed = async (end) => {
+    const source = new PassThrough();
+    await end(source);
+    await new Promise((resolve) => setImmediate(resolve));
+    return source.destroyed;
+  };
+  assert.equal(await destroyed((s) => quiver.StreamReader.from(s).free()), true, 'freed before the loop');
+  assert.equal(await destroyed((s) => assert.rejects(
+    quiver.tableFromIPCAsync(s, { signal: AbortSignal.abort() }), { name: 'AbortError' },
+  )), true, 'aborted before the loop');
+  assert.equal(await destroyed(async (s) => {
+    const controller = new AbortController();
+    const reader = quiver.StreamReader.from(s, { signal: controller.signal });
+    setTimeout(() => controller.abort(), 20);
+    // No bytes ever come: the loop waits on a read when the signal aborts.
+    await assert.rejects(async () => {
+      for await (const batch of reader) batch.free();
+    }, { name: 'AbortError' });
+    reader.free();
+  }), true, 'aborted while a read waits');
 });

@@ -303,6 +303,66 @@ export function streamTests({ test, assert, quiver, arrow }) {
     }
   });
 
+  test('a reader freed mid-loop, its iterator left without return(), cancels its source', async () => {
+    const log = [];
+    const controller = new AbortController();
+    const reader = StreamReader.from(streamOf(pieces(bytes, 500), log), { signal: controller.signal });
+    const batches = reader[Symbol.asyncIterator]();
+    (await batches.next()).value.free();
+    reader.free();
+    await null;
+    assert.equal(log.at(-1), 'cancel Error: StreamReader.free() was called while its source was read');
+    assert.ok(log.length < pieces(bytes, 500).length, 'stopped reading');
+    // The loop's abort listener went with it.
+    const cancels = log.length;
+    controller.abort();
+    await null;
+    assert.equal(log.length, cancels);
+    assert.equal((await batches.next()).done, true);
+  });
+
+  test('an async iterator whose next() answers without a promise is read, with a signal too', async () => {
+    const iterable = (chunks) => ({
+      [Symbol.asyncIterator]() {
+        let i = 0;
+        return { next: () => (i < chunks.length ? { done: false, value: chunks[i++] } : { done: true }) };
+      },
+    });
+    for (const options of [undefined, { signal: new AbortController().signal }]) {
+      const table = await tableFromIPCAsync(iterable(pieces(bytes, 700)), options);
+      assert.equal(table.numRows, 1200);
+      table.free();
+    }
+  });
+
+  test('a signal without throwIfAborted() or a reason (a polyfill) still aborts', async () => {
+    const listeners = new Set();
+    const signal = {
+      aborted: false,
+      addEventListener: (type, listener) => listeners.add(listener),
+      removeEventListener: (type, listener) => listeners.delete(listener),
+    };
+    const log = [];
+    const pending = tableFromIPCAsync(streamOf([bytes.subarray(0, 1000), never], log), { signal });
+    await new Promise((resolve) => setTimeout(resolve, 10));
+    signal.aborted = true;
+    for (const listener of listeners) listener();
+    await assert.rejects(pending, { name: 'AbortError' });
+    assert.match(log.at(-1), /^cancel AbortError/);
+  });
+
+  test('bad options with a Response that is not OK name the status, and cancel the body', async () => {
+    const log = [];
+    const missing = new Response(streamOf([bytes], log), { status: 404 });
+    assert.throws(() => StreamReader.from(missing, { maxMessageBytes: -1 }), { message: /expects an OK Response, found HTTP 404/ });
+    await null;
+    assert.deepEqual(log.length, 1);
+    const ok = new Response(streamOf([bytes], log));
+    assert.throws(() => StreamReader.from(ok, { maxMessageBytes: -1 }), { message: /maxMessageBytes/ });
+    await null;
+    assert.match(log.at(-1), /^cancel Error: .*maxMessageBytes/);
+  });
+
   test('tableFromIPCAsync rejects with the reason of its signal', async () => {
     const reason = new Error('stop');
     const controller = new AbortController();
@@ -344,7 +404,7 @@ export function streamTests({ test, assert, quiver, arrow }) {
     assert.throws(() => StreamReader.from(bytes), {
       message: 'StreamReader.from expects a Response, a ReadableStream, an AsyncIterable of Uint8Array or a Blob, found Uint8Array',
     });
-    assert.throws(() => StreamReader.from(bytes, { signal: 5 }), {
+    assert.throws(() => StreamReader.from(streamOf([bytes]), { signal: 5 }), {
       message: 'StreamReader.from option signal must be an AbortSignal, found 5',
     });
     assert.throws(() => StreamReader.from(streamOf([]), { maxMessageBytes: -1, signal: undefined }),
