@@ -20,6 +20,8 @@ import { fixedWidth, parseLayout } from './layout.js';
 import { keepAlive } from './owner.js';
 
 const KEEP = Symbol.for('quiver.source');
+// The buffers of an Arrow JS Data.
+const BUFFERS = ['values', 'nullBitmap', 'valueOffsets', 'typeIds'];
 const ARENA_BYTES = 4 << 20;
 
 /** Whether to hand out views (else copies), from `options.zeroCopy` and the memory. */
@@ -89,7 +91,7 @@ function arrowType(arrow, field, path, ids) {
  * so every Data has offset 0 and Arrow JS needs no offset arithmetic of ours.
  */
 function makeData(ctx, type, field, node, shift = 0, length = node.length) {
-  const { arrow, view } = ctx;
+  const { arrow, view, made } = ctx;
   const start = node.offset + shift;
   const props = { type, length };
   if (shift === 0 && length === node.length) props.nullCount = node.nullCount;
@@ -101,7 +103,7 @@ function makeData(ctx, type, field, node, shift = 0, length = node.length) {
   const width = type.typeId === arrow.Type.Dictionary ? undefined : fixedWidth(field.type);
   if (width) {
     props.data = buffer(0, width.Array, start * width.stride, length * width.stride);
-    return arrow.makeData(props);
+    return made(props);
   }
   switch (field.type.id) {
     case 'Null':
@@ -115,7 +117,7 @@ function makeData(ctx, type, field, node, shift = 0, length = node.length) {
       const { address, bytes } = node.buffers[1];
       props.valueOffsets = buffer(0, large ? BigInt64Array : Int32Array, start, length + 1);
       props.data = view(Uint8Array, address, bytes);
-      const data = arrow.makeData(props);
+      const data = made(props);
       if (field.type.id.includes('Utf8')) ctx.textLater(data, 'values', () => ctx.text(address, bytes));
       return data;
     }
@@ -123,7 +125,7 @@ function makeData(ctx, type, field, node, shift = 0, length = node.length) {
       const address = node.buffers[0].address + start * 16;
       props.views = view(Uint8Array, address, length * 16);
       props.variadicBuffers = node.buffers.slice(1).map((b) => view(Uint8Array, b.address, b.bytes));
-      const data = arrow.makeData(props);
+      const data = made(props);
       if (field.type.id === 'Utf8View') {
         ctx.textLater(data, 'values', () => ctx.text(address, length * 16));
         ctx.textLater(data, 'variadicBuffers', () => node.buffers.slice(1).map((b) => ctx.text(b.address, b.bytes)));
@@ -160,18 +162,30 @@ function makeData(ctx, type, field, node, shift = 0, length = node.length) {
     default:
       throw new Error(`toArrowJS: field "${field.name}" has type ${field.type.id}, which apache-arrow JS cannot represent`);
   }
-  return arrow.makeData(props);
+  return made(props);
 }
 
 /**
- * How buffers leave wasm memory: as views, or as copies. Each view keeps `keeper`
- * reachable, so that whatever Arrow JS derives from the result (a slice, a child vector)
- * holds the memory it reads.
+ * How buffers leave wasm memory: as views, or as copies. With views, every Data and the
+ * buffers it ends up with keep `keeper` reachable, so that whatever Arrow JS derives from
+ * the result (a slice, a child vector, a buffer taken out) holds the memory it reads.
+ * They are marked after makeData: Arrow JS wraps some buffers in new arrays (a Uint8Array
+ * always; a decimal's as Uint32Array), which the views' own marks would not reach.
  */
 function context(arrow, memory, zero, keeper) {
   const view = (Array, address, count) => {
     const v = new Array(memory.buffer, address, count);
-    return zero ? keepAlive(v, keeper) : v.slice();
+    return zero ? v : v.slice();
+  };
+  const made = (props) => {
+    const data = arrow.makeData(props);
+    if (zero) {
+      keep(data, keeper);
+      // Read before any getter of textLater replaces `values`.
+      for (const key of BUFFERS) keepAlive(data[key], keeper);
+      data.variadicBuffers?.forEach((b) => keepAlive(b, keeper));
+    }
+    return data;
   };
   // A bitmap from bit `first`: a view when it starts on a byte, else realigned (a copy;
   // never needed for decoded IPC, whose bitmaps all start at bit 0).
@@ -214,7 +228,7 @@ function context(arrow, memory, zero, keeper) {
       configurable: true,
     });
   };
-  return { arrow, view, bitmap, text, textLater };
+  return { arrow, view, made, bitmap, text, textLater };
 }
 
 function arrowBatch(ctx, schema, layout) {
@@ -257,7 +271,6 @@ export function arrowRecordBatch(layout, schema, arrow, options, memory, keeper)
   });
   if (zero) {
     keep(batch, keeper);
-    batch.data.children.forEach((d) => keep(d, keeper));
   } else {
     keeper.free();
   }
@@ -278,10 +291,7 @@ export function arrowTable(types, layouts, quiverSchema, arrow, options, memory,
   });
   if (zero) {
     keep(table, keeper);
-    for (const batch of batches) {
-      keep(batch, keeper);
-      batch.data.children.forEach((d) => keep(d, keeper));
-    }
+    for (const batch of batches) keep(batch, keeper);
   } else {
     keeper.free();
   }

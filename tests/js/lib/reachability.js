@@ -254,4 +254,37 @@ export function reachabilityTests({ test, assert, quiver, arrow, gc }) {
     assert.equal(quiver.memoryStats().wasmMemoryBytes, grown, 'memory did not grow');
     assert.deepEqual([...child], expectedX(0));
   });
+
+  test('buffers Arrow JS re-wraps, and the vectors over them, keep a zero-copy result\'s memory alive', async () => {
+    quiver.batchFromColumns({ room: new Float64Array(1 << 20) }).free();
+    const flags = expectedX(0).map((x) => x % 3 !== 0);
+    const small = expectedX(0).map((x) => x % 251);
+    const struct = new arrow.Struct([
+      new arrow.Field('b', new arrow.Bool()),
+      new arrow.Field('u', new arrow.Uint8()),
+    ]);
+    const bytes = arrow.tableToIPC(arrow.tableFromArrays({
+      st: arrow.vectorFromArray(flags.map((b, i) => ({ b, u: small[i] })), struct),
+      flag: arrow.vectorFromArray(flags, new arrow.Bool()),
+      maybe: arrow.vectorFromArray(small.map((u) => (u % 2 ? u : null)), new arrow.Uint8()),
+    }), 'stream');
+    // Arrow JS makes new arrays over what it is given for these (a Uint8Array always).
+    const [boolChild, uint8Child, flagBits, maybeBits] = (() => {
+      const table = quiver.tableFromIPC(bytes);
+      const converted = quiver.toArrowJS(table, arrow, { zeroCopy: true });
+      table.free();
+      const st = converted.getChild('st');
+      const maybe = converted.getChild('maybe').data[0];
+      return [st.getChildAt(0), st.getChildAt(1), converted.getChild('flag').data[0].values, maybe.nullBitmap];
+    })();
+    const grown = quiver.memoryStats().wasmMemoryBytes;
+    await collect();
+    churn();
+    assert.equal(quiver.memoryStats().wasmMemoryBytes, grown, 'memory did not grow');
+    assert.deepEqual([...boolChild], flags);
+    assert.deepEqual([...uint8Child], small);
+    const bit = (bits, i) => ((bits[i >> 3] >> (i & 7)) & 1) === 1;
+    assert.deepEqual(flags.map((_, i) => bit(flagBits, i)), flags);
+    assert.deepEqual(small.map((u, i) => bit(maybeBits, i)), small.map((u) => u % 2 === 1));
+  });
 }
