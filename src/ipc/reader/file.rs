@@ -583,16 +583,17 @@ fn check_same_schema(footer: &Schema, message: &Schema) -> Result<()> {
     };
     let (mut in_footer, mut in_message) = (describe(footer), describe(message));
     if in_footer == in_message {
-        // Same names, types and nullability: metadata differs, perhaps in a nested field,
-        // which only the whole field shows.
-        if let Some((f, m)) = footer
-            .fields()
-            .iter()
-            .zip(message.fields())
-            .find(|(f, m)| f != m)
-        {
-            (in_footer, in_message) = (format!("{f:?}"), format!("{m:?}"));
-        }
+        // Same names, types and nullability: the metadata differs, the fields' own or a
+        // nested field's (of all the fields, flattened).
+        let metadata = |schema: &Schema| {
+            let each: Vec<String> = schema
+                .flattened_fields()
+                .iter()
+                .map(|f| format!("{}: {:?}", f.name(), f.metadata()))
+                .collect();
+            format!("field metadata {}", each.join(", "))
+        };
+        (in_footer, in_message) = (metadata(footer), metadata(message));
     }
     Err(QuiverError::invalid(format!(
         "the file's schema message differs from its footer: the footer has ({in_footer}), \
