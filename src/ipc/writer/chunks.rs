@@ -120,7 +120,7 @@ impl ChunkWriter {
         }
         while !bytes.is_empty() {
             if self.current.len() == self.planned {
-                self.open_chunk();
+                self.open_chunk()?;
             }
             let n = (self.planned - self.current.len()).min(bytes.len());
             let (now, rest) = bytes.split_at(n);
@@ -128,39 +128,45 @@ impl ChunkWriter {
             self.remaining -= n;
             bytes = rest;
             if self.remaining == 0 || self.current.len() == self.planned {
-                self.close_chunk();
+                self.close_chunk()?;
             }
         }
         Ok(())
     }
 
-    fn open_chunk(&mut self) {
+    fn open_chunk(&mut self) -> Result<()> {
         self.planned = self.remaining.min(self.max_chunk_bytes);
-        self.current = match self.sizing {
-            ChunkSizing::Exact => Vec::with_capacity(self.planned),
-            ChunkSizing::Fixed => {
-                // Zeroed at the cap, like a pooled fixed-size page; writing into it through
-                // `extend` keeps one code path, while the allocation is what the old way paid.
-                let mut page = vec![0u8; self.max_chunk_bytes];
-                page.clear();
-                page
-            }
+        let size = match self.sizing {
+            ChunkSizing::Exact => self.planned,
+            ChunkSizing::Fixed => self.max_chunk_bytes,
         };
+        let mut chunk = allocate(size)?;
+        if self.sizing == ChunkSizing::Fixed {
+            // Zeroed at the cap, like a pooled fixed-size page; writing into it through
+            // `extend` keeps one code path, while the allocation is what the old way paid.
+            chunk.resize(size, 0);
+            chunk.clear();
+        }
+        self.current = chunk;
+        Ok(())
     }
 
-    fn close_chunk(&mut self) {
+    fn close_chunk(&mut self) -> Result<()> {
         let chunk = std::mem::take(&mut self.current);
         let chunk = match self.sizing {
             ChunkSizing::Exact => chunk,
             ChunkSizing::Fixed => {
                 self.extra_copied += chunk.len() as u64;
-                chunk.as_slice().to_vec()
+                let mut fitted = allocate(chunk.len())?;
+                fitted.extend_from_slice(&chunk);
+                fitted
             }
         };
         self.out.byte_length += chunk.len();
         self.out.chunks.push(chunk);
         self.out.ends.push(self.remaining == 0);
         self.planned = 0;
+        Ok(())
     }
 
     fn check_complete(&self) -> Result<()> {
@@ -176,6 +182,19 @@ impl ChunkWriter {
         self.check_complete()?;
         Ok(self.out)
     }
+}
+
+/// An empty chunk with room for `size` bytes, or an error: wasm memory ends at 4 GiB, and
+/// a chunk may ask for up to that.
+fn allocate(size: usize) -> Result<Vec<u8>> {
+    let mut chunk = Vec::new();
+    chunk.try_reserve_exact(size).map_err(|_| {
+        QuiverError::Usage(format!(
+            "cannot allocate a {size}-byte chunk: wasm memory holds at most 4 GiB (a \
+             smaller maxChunkBytes cuts messages into smaller chunks)"
+        ))
+    })?;
+    Ok(chunk)
 }
 
 #[cfg(test)]

@@ -258,6 +258,24 @@ export function writerTests({ test, assert, quiver, arrow }) {
     for (const x of [...parts, file, read, fresh, first, second, ...tables]) x.free();
   });
 
+  test('a chunk wasm memory cannot hold is an error, and the writer and module go on', () => {
+    const table = quiver.tableFromIPC(stream(arrow, 1, 10));
+    const [batch] = table.batches;
+    const huge = { chunkSizing: 'fixed', maxChunkBytes: 2 ** 32 - 1 };
+    const refused = { message: /^cannot allocate a 4294967295-byte chunk: wasm memory holds at most 4 GiB/ };
+    assert.throws(() => quiver.tableToIPC(table, huge), refused);
+    const writer = quiver.StreamWriter.forBatch(batch, huge);
+    assert.throws(() => writer.write(batch), refused);
+    assert.equal(writer.stats.messages, 0);
+    writer.free();
+    const bytes = quiver.tableToIPC(table, { chunkSizing: 'fixed', maxChunkBytes: 1 << 16 });
+    const back = quiver.tableFromIPC(bytes);
+    assert.equal(back.numRows, 10);
+    back.free();
+    batch.free();
+    table.free();
+  });
+
   test('bad options and calls throw errors that say what was expected', () => {
     const table = quiver.tableFromIPC(stream(arrow, 1, 10));
     const [batch] = table.batches;
