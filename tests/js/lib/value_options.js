@@ -223,6 +223,18 @@ export function valueOptionTests({ test, assert, quiver, arrow }) {
     }
   });
 
+  test('one options object, changed between calls, is read as it is at each call', () => {
+    const column = table.getChild('i64');
+    const options = { useBigInt: true };
+    assert.equal(column.get(0, options), 1n);
+    options.useBigInt = false;
+    assert.equal(column.get(0, options), 1);
+    options.useBigInt = 'no';
+    assert.equal(thrown(() => column.get(0, options)), 'TypeError: option useBigInt must be a boolean, found "no"');
+    delete options.useBigInt;
+    assert.equal(column.get(0, options), 1n);
+  });
+
   test('a bad option is a TypeError naming it and what it takes', () => {
     const column = table.getChild('ts');
     const cases = [
@@ -246,6 +258,11 @@ export function valueOptionTests({ test, assert, quiver, arrow }) {
         assert.equal(thrown(() => column.chunks[0].toArray(options)), typed);
       }
       assert.equal(thrown(() => table.toArray({ typed: true })),
+        'TypeError: unknown option "typed": expected useDate, useBigInt, useDecimal, useMap');
+      // An object that toArray took with `typed` is still refused by get.
+      const toArrayOptions = { typed: false };
+      column.toArray(toArrayOptions);
+      assert.equal(thrown(() => column.get(0, toArrayOptions)),
         'TypeError: unknown option "typed": expected useDate, useBigInt, useDecimal, useMap');
       // The batch still reads after a refused call.
       assert.equal(batch.toArray().length, 3);
