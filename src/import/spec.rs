@@ -238,9 +238,16 @@ pub(crate) fn data_type(spec: &TypeSpec) -> Result<DataType> {
             Some(1) => DataType::Date64,
             _ => return Err(unsupported(spec)),
         },
-        9 => match time_unit(spec)? {
-            unit @ (TimeUnit::Second | TimeUnit::Millisecond) => DataType::Time32(unit),
-            unit => DataType::Time64(unit),
+        // The unit decides the width; an Arrow JS Time that says otherwise is refused,
+        // not read at the wrong width.
+        9 => match (time_unit(spec)?, spec.bit_width) {
+            (unit @ (TimeUnit::Second | TimeUnit::Millisecond), Some(32)) => {
+                DataType::Time32(unit)
+            }
+            (unit @ (TimeUnit::Microsecond | TimeUnit::Nanosecond), Some(64)) => {
+                DataType::Time64(unit)
+            }
+            _ => return Err(unsupported(spec)),
         },
         10 => DataType::Timestamp(time_unit(spec)?, spec.timezone.as_deref().map(Arc::from)),
         // Arrow JS IntervalUnit: YEAR_MONTH = 0, DAY_TIME = 1, MONTH_DAY_NANO = 2.

@@ -103,10 +103,12 @@ function walkData(data, name, nodes, sources) {
       sources.push(bytesOf(data.values, end));
       return;
     }
-    case 12: case 21: case 17: { // (Large)List, Map: offsets sliced, child whole
+    case 12: case 21: case 17: { // (Large)List, Map: offsets sliced, child to the last
       const offsets = data.valueOffsets.subarray(0, length + 1);
       sources.push(bytesOf(offsets, offsets.byteLength));
-      walkData(data.children[0], name, nodes, sources);
+      const end = offsets.length > 0 ? Number(offsets[offsets.length - 1]) : 0;
+      const child = data.children[0];
+      walkData(end < child.length ? child.slice(0, end) : child, name, nodes, sources);
       return;
     }
     case 13: case 16: // Struct, FixedSizeList: children sliced by Arrow JS
@@ -398,6 +400,11 @@ function describePlain(columns) {
   const nodes = [];
   const sources = [];
   const entries = columns instanceof Map ? [...columns] : Object.entries(columns);
+  for (const [name] of entries) {
+    if (typeof name !== 'string') {
+      throw new Error(`batchFromColumns expects column names that are strings, found ${typeof name} ${String(name)}`);
+    }
+  }
   let numRows;
   const fields = entries.map(([name, column]) => {
     const field = plainColumn(name, column, nodes, sources);

@@ -92,6 +92,21 @@ export function fromJsTests({ test, assert, quiver, arrow, read }) {
     }
   });
 
+  test('a sliced list copies its child up to the slice\'s last row, not after it', () => {
+    const lists = arrow.vectorFromArray(
+      Array.from({ length: 1000 }, (_, i) => Array.from({ length: 10 }, (_, j) => i * 10 + j)),
+      new arrow.List(new arrow.Field('item', new arrow.Int32())),
+    );
+    const table = new arrow.Table({ l: lists }).slice(0, 2);
+    const before = quiver.importStats().bytesCopied;
+    const imported = quiver.fromArrowJS(table);
+    // Offsets 12 bytes, the child's 20 values 80.
+    assert.equal(quiver.importStats().bytesCopied - before, 12 + 80);
+    const back = arrow.tableFromIPC(quiver.tableToIPC(imported));
+    imported.free();
+    assert.deepEqual(back.getChild('l').toArray().map((l) => [...l]), [[...Array(10).keys()], [...Array(10).keys()].map((j) => 10 + j)]);
+  });
+
   test('each buffer byte is copied once: bytes copied equal the payload', () => {
     const table = arrow.tableFromArrays({
       i: Int32Array.from([1, 2, 3]), // 12 bytes
@@ -118,6 +133,14 @@ export function fromJsTests({ test, assert, quiver, arrow, read }) {
       error(() => quiver.fromArrowJS(table)),
       'unsupported: field "u": type Union<Int32> is not supported',
     );
+    // A Time whose width is not its unit's: refused rather than read at the wrong width.
+    const time = arrow.makeData({
+      type: new arrow.Time(arrow.TimeUnit.MILLISECOND, 64),
+      length: 2,
+      data: BigInt64Array.from([1000n, 2000n]),
+    });
+    const timeTable = new arrow.Table({ t: arrow.makeVector(time) });
+    assert.match(error(() => quiver.fromArrowJS(timeTable)), /^unsupported: field "t": type Time.* is not supported$/);
     assert.equal(
       error(() => quiver.fromArrowJS([1, 2])),
       'fromArrowJS expects an apache-arrow RecordBatch or Table, found an array',
@@ -203,6 +226,15 @@ export function fromJsTests({ test, assert, quiver, arrow, read }) {
     assert.equal(
       error(() => quiver.batchFromColumns(null)),
       'batchFromColumns expects an object of columns ({ name: column }), found null',
+    );
+    // A Map may have keys of any kind; a column's name is a string.
+    assert.equal(
+      error(() => quiver.batchFromColumns(new Map([[1, Int32Array.of(1)]]))),
+      'batchFromColumns expects column names that are strings, found number 1',
+    );
+    assert.equal(
+      error(() => quiver.batchFromColumns(new Map([[Symbol('a'), Int32Array.of(1)]]))),
+      'batchFromColumns expects column names that are strings, found symbol Symbol(a)',
     );
   });
 }
