@@ -78,7 +78,7 @@ function arrowType(arrow, field, path, ids) {
     case 'Union': return new arrow.Union(arrow.UnionMode[t.mode], t.typeIds, kids());
     case 'Dictionary': {
       const values = arrowType(arrow, field.children[0], path, ids);
-      return new arrow.Dictionary(values, arrowType(arrow, { type: t.indices }, path, ids), ids.next++);
+      return new arrow.Dictionary(values, arrowType(arrow, { type: t.indices }, path, ids), ids.next++, t.ordered === true);
     }
     default:
       throw new Error(`toArrowJS: field "${path}" has type ${t.id}, which apache-arrow JS cannot represent`);

@@ -105,7 +105,13 @@ fn encode_nodes(data: &ArrayData, out: &mut Vec<u32>) {
 ///
 /// Written as JSON text directly: serde_json's `Value` tree cost 20 KiB of wasm.
 fn field_descriptor(field: &Field) -> String {
-    let (kind, children) = type_descriptor(field.data_type());
+    let (mut kind, children) = type_descriptor(field.data_type());
+    // Whether a dictionary is ordered is the field's, not its type's.
+    if matches!(field.data_type(), DataType::Dictionary(..))
+        && field.dict_is_ordered() == Some(true)
+    {
+        kind.insert_str(kind.len() - 1, r#","ordered":true"#);
+    }
     let children: Vec<String> = children.iter().map(field_descriptor).collect();
     // In key order: `Metadata` is a `BTreeMap`.
     let metadata: Vec<String> = field

@@ -130,6 +130,7 @@ export function columnTests({ test, assert, quiver, arrow, expected, read }) {
           assert.deepEqual(table.getChild(k).toArray({ typed: false }), want, `${name} column ${field.name}: toArray()`);
           for (const [how, converted] of [['copied', copied], ['viewed', viewed]]) {
             assert.equal(String(converted.schema.fields[k].type), String(theirs.schema.fields[k].type));
+            assert.equal(converted.schema.fields[k].type.isOrdered, theirs.schema.fields[k].type.isOrdered);
             assert.deepEqual(sorted(converted.schema.fields[k].metadata), sorted(theirs.schema.fields[k].metadata));
             const got = [...converted.getChildAt(k)].map((v) => normalize(arrow, v, field));
             assert.deepEqual(got, want, `${name} column ${field.name}: toArrowJS (${how})`);
@@ -143,6 +144,21 @@ export function columnTests({ test, assert, quiver, arrow, expected, read }) {
       }
     });
   }
+
+  test('toArrowJS keeps whether a dictionary is ordered', () => {
+    const type = new arrow.Dictionary(new arrow.Utf8(), new arrow.Int32(), 0, true);
+    const bytes = arrow.tableToIPC(new arrow.Table({ d: arrow.vectorFromArray(['b', 'a', 'b'], type) }), 'stream');
+    const table = quiver.tableFromIPC(bytes);
+    try {
+      for (const zeroCopy of [false, true]) {
+        const converted = quiver.toArrowJS(table, arrow, { zeroCopy });
+        assert.equal(converted.schema.fields[0].type.isOrdered, true);
+        assert.deepEqual([...converted.getChild('d')], ['b', 'a', 'b']);
+      }
+    } finally {
+      table.free();
+    }
+  });
 
   test('a struct field named __proto__ is a value of the row, not its prototype', () => {
     const int32 = (...values) => arrow.makeData({ type: new arrow.Int32(), data: Int32Array.from(values) });
