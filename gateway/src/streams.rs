@@ -26,6 +26,7 @@ use crate::doput::{DoPut, Upload};
 use crate::out::Out;
 use crate::shared::Shared;
 use crate::status::naming_location;
+use crate::token::is_service_token;
 use crate::upstream::{stream_window, CallMetadata, Pool};
 use crate::{auth, calls};
 
@@ -196,7 +197,11 @@ impl Streams {
                 "this gateway holds the service credential (--token): connect with its \
                  token, not a username and password",
             ))
-        } else if config.token.is_some() && self.metadata.token != config.token {
+        } else if config
+            .token
+            .as_deref()
+            .is_some_and(|expected| !is_service_token(self.metadata.token.as_deref(), expected))
+        {
             Some(Status::unauthenticated(
                 "missing or wrong bearer token (send an auth message)",
             ))
