@@ -267,11 +267,18 @@ export class FlightSqlClient {
   /** Prepares a statement; see `PreparedStatement`. */
   async prepare(sql, { signal } = {}) {
     const calls = this.#calls;
-    const body = await calls.action('createPreparedStatement', { query: sql }, signal, (late) => {
-      // Aborted while the server prepared it: close what it prepared.
-      calls.action('closePreparedStatement', { handle: late.handle }).catch(() => {});
-    });
-    return new PreparedStatement(calls, body.handle, calls.schema(body.datasetSchema), calls.schema(body.parameterSchema));
+    const close = (handle) => calls.action('closePreparedStatement', { handle }).catch(() => {});
+    // Aborted while the server prepared it: close what it prepared.
+    const body = await calls.action('createPreparedStatement', { query: sql }, signal, (late) => close(late.handle));
+    let schemas;
+    try {
+      schemas = [calls.schema(body.datasetSchema), calls.schema(body.parameterSchema)];
+    } catch (error) {
+      // A schema Quiver refuses: the statement would be nobody's to close.
+      close(body.handle);
+      throw error;
+    }
+    return new PreparedStatement(calls, body.handle, ...schemas);
   }
 
   /** The catalogs, as a Table with column `catalog_name`. */

@@ -162,6 +162,19 @@ const scenarios = {
       ws.send(ok(id));
     });
   },
+  // A prepared statement whose dataset schema is no IPC schema; closes are recorded.
+  badPreparedSchema: (ws) => {
+    ws.send(JSON.stringify(HELLO));
+    ws.on('message', (text) => {
+      const { type, stream: id, action, body } = JSON.parse(text);
+      if (type !== 'doAction') return;
+      const closed = action === 'sql.closePreparedStatement';
+      if (closed) closes.push(JSON.parse(Buffer.from(body, 'base64').toString()).handle);
+      const answer = closed ? {} : { handle: 'AQI=', datasetSchema: Buffer.from('not a schema!!!!').toString('base64'), parameterSchema: '' };
+      ws.send(JSON.stringify({ type: 'result', stream: id, body: Buffer.from(JSON.stringify(answer)).toString('base64') }));
+      ws.send(ok(id));
+    });
+  },
   // A whole stream: the control case.
   whole: (ws) => {
     ws.send(JSON.stringify(HELLO));
@@ -174,6 +187,8 @@ const scenarios = {
 };
 
 const connect = fakeGateway(quiver, scenarios);
+// The handles of the prepared statements a badPreparedSchema gateway was asked to close.
+const closes = [];
 
 test('a gateway that never says hello: connect gives up when its signal aborts', async () => {
   const started = performance.now();
@@ -202,6 +217,19 @@ test('bytes beyond the granted credit break the protocol instead of filling memo
   await rejects(client.doGet('t', { creditWindow: 4096 }).readAll(), 13,
     /exceeds the remaining credit of \d+ bytes/);
   client.close();
+});
+
+test('a prepared statement whose schema Quiver refuses is closed, not left open', async () => {
+  const client = await connect('badPreparedSchema');
+  await assert.rejects(client.sql.prepare('SELECT 1'), { message: /continuation|metadata|IPC/ });
+  try {
+    for (const started = performance.now(); closes.length === 0 && performance.now() - started < 5000;) {
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    }
+    assert.deepEqual(closes, ['AQI=']);
+  } finally {
+    client.close();
+  }
 });
 
 test('a DoPut that the server ends with OK before everything was sent is data loss', async () => {
