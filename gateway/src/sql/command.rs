@@ -37,7 +37,9 @@ pub(crate) enum Command {
     PreparedStatementUpdate {
         handle: String,
     },
-    GetCatalogs,
+    // Struct variants, not unit ones: serde skips a unit variant's other fields unseen,
+    // deny_unknown_fields or not.
+    GetCatalogs {},
     GetDbSchemas {
         catalog: Option<String>,
         db_schema_filter_pattern: Option<String>,
@@ -51,7 +53,7 @@ pub(crate) enum Command {
         #[serde(default)]
         include_schema: bool,
     },
-    GetTableTypes,
+    GetTableTypes {},
     GetSqlInfo {
         #[serde(default)]
         info: Vec<u32>,
@@ -103,7 +105,7 @@ impl Command {
                 prepared_statement_handle: from_base64(handle, "handle")?.into(),
             }
             .as_any(),
-            GetCatalogs => CommandGetCatalogs {}.as_any(),
+            GetCatalogs {} => CommandGetCatalogs {}.as_any(),
             GetDbSchemas {
                 catalog,
                 db_schema_filter_pattern,
@@ -126,7 +128,7 @@ impl Command {
                 include_schema: *include_schema,
             }
             .as_any(),
-            GetTableTypes => CommandGetTableTypes {}.as_any(),
+            GetTableTypes {} => CommandGetTableTypes {}.as_any(),
             GetSqlInfo { info } => CommandGetSqlInfo { info: info.clone() }.as_any(),
             GetPrimaryKeys {
                 catalog,
@@ -227,6 +229,16 @@ mod tests {
             "{}",
             err(r#"{"type":"dropEverything"}"#)
         );
+        for json in [
+            r#"{"type":"getCatalogs","catalog":"x"}"#,
+            r#"{"type":"getTableTypes","tableTypes":["VIEW"]}"#,
+        ] {
+            assert!(
+                err(json).starts_with("descriptor.sql is not valid: unknown field"),
+                "{}",
+                err(json)
+            );
+        }
         let bad_handle = Command::PreparedStatementUpdate {
             handle: "***".into(),
         };
