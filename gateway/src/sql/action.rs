@@ -201,6 +201,26 @@ mod tests {
             "expected an ActionCreatePreparedStatementResult from the server, found an Any of \
              type.googleapis.com/arrow.flight.protocol.sql.CommandGetCatalogs"
         );
+        // The right type whose value is cut short.
+        let mut cut = ActionCreatePreparedStatementResult {
+            prepared_statement_handle: vec![1].into(),
+            dataset_schema: vec![].into(),
+            parameter_schema: vec![].into(),
+        }
+        .as_any();
+        cut.value = vec![0x0a, 0x05, 1].into();
+        let message = create
+            .result_to_browser(&cut.encode_to_vec())
+            .unwrap_err()
+            .message()
+            .to_string();
+        assert!(
+            message.starts_with(
+                "expected an ActionCreatePreparedStatementResult from the server, found an Any \
+                 of its type whose 3 bytes do not decode: "
+            ),
+            "{message}"
+        );
         assert_eq!(
             create.result_to_browser(&[0xff]).unwrap_err().message(),
             "expected an ActionCreatePreparedStatementResult in an Any from the server, found 1 \

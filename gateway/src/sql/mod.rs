@@ -33,12 +33,18 @@ pub(crate) fn decode<M: Message + Default>(bytes: &[u8], what: &str) -> Result<M
 /// what the `Any` held instead.
 fn unpack<M: ProstMessageExt>(bytes: &[u8], what: &str) -> Result<M, Status> {
     let any = decode::<Any>(bytes, &format!("{what} in an Any"))?;
-    any.unpack::<M>().ok().flatten().ok_or_else(|| {
-        Status::internal(format!(
+    match any.unpack::<M>() {
+        Ok(Some(message)) => Ok(message),
+        Ok(None) => Err(Status::internal(format!(
             "expected {what} from the server, found an Any of {}",
             any.type_url
-        ))
-    })
+        ))),
+        Err(e) => Err(Status::internal(format!(
+            "expected {what} from the server, found an Any of its type whose {} bytes do \
+             not decode: {e}",
+            any.value.len()
+        ))),
+    }
 }
 
 /// The bytes of a base64 field of the browser's JSON.
