@@ -379,6 +379,7 @@ export class PreparedStatement {
 
   /** The FlightInfo of the statement with its bound parameters. */
   async query({ signal } = {}) {
+    await this.#bound(signal);
     return this.#calls.info({ type: 'preparedStatementQuery', handle: this.#open() }, signal);
   }
 
@@ -392,6 +393,7 @@ export class PreparedStatement {
    * stay yours) if given; resolves with the affected row count the server reports.
    */
   async executeUpdate(parameters, { signal } = {}) {
+    await this.#bound(signal);
     const command = { type: 'preparedStatementUpdate', handle: this.#open() };
     return this.#calls.update(command, parameters, signal);
   }
@@ -416,6 +418,15 @@ export class PreparedStatement {
     if (!signal?.aborted) await abortable(signal, () => this.#binds, () => {});
     await this.#calls.action('closePreparedStatement', { handle: this.#handle }, signal);
     this.#closed = true;
+  }
+
+  /**
+   * Waits for the binds begun before a call, which may answer the handle it must use (a
+   * server without state carries the parameters in it); refuses a closed statement first.
+   */
+  async #bound(signal) {
+    this.#open();
+    await abortable(signal, () => this.#binds, () => {});
   }
 
   /** The handle, while the statement is open. */

@@ -180,6 +180,12 @@ test('prepared statements: schemas, parameters bound through DoPut, execute, clo
     }
     assertNative(await rowsOf(stmt.execute()), sql.replace('$1', String(threshold)));
   }
+  // A bind not awaited: execute waits for it, and runs with its parameters.
+  const later = quiver.batchFromColumns({ $1: BigInt64Array.of(500_000n) });
+  const binding = stmt.bind(later);
+  assertNative(await rowsOf(stmt.execute()), sql.replace('$1', '500000'));
+  await binding;
+  later.free();
   // A bind still in flight: close waits for it, so it releases the handle it answers
   // with; the calls made once close has begun, and concurrent closes, share its fate.
   const parameters = quiver.batchFromColumns({ $1: BigInt64Array.of(1n) });
