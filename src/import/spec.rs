@@ -241,9 +241,7 @@ pub(crate) fn data_type(spec: &TypeSpec) -> Result<DataType> {
         // The unit decides the width; an Arrow JS Time that says otherwise is refused,
         // not read at the wrong width.
         9 => match (time_unit(spec)?, spec.bit_width) {
-            (unit @ (TimeUnit::Second | TimeUnit::Millisecond), Some(32)) => {
-                DataType::Time32(unit)
-            }
+            (unit @ (TimeUnit::Second | TimeUnit::Millisecond), Some(32)) => DataType::Time32(unit),
             (unit @ (TimeUnit::Microsecond | TimeUnit::Nanosecond), Some(64)) => {
                 DataType::Time64(unit)
             }
