@@ -15,7 +15,7 @@ use quiver::flight::control::{ClientMessage, Descriptor, ServerMessage};
 use quiver::flight::frame::{self, Flags, FrameKind};
 use quiver::flight::message::Splitter;
 use quiver_gateway::config::Limits;
-use support::{config, gateway, send_frames, Event, GatewayProcess, Upstream, Ws};
+use support::{config, gateway, ids_upload, send_frames, Event, GatewayProcess, Upstream, Ws};
 use tokio::task::JoinHandle;
 use tokio_tungstenite::tungstenite::Message;
 
@@ -478,20 +478,7 @@ async fn small_budget_upload() -> (Upstream, Ws, Vec<u8>) {
     let mut c = config(&up);
     c.buffer_budget.per_connection = MIB;
     let ws = Ws::connect(gateway(c).await, None).await.expect("connect");
-    let batch = RecordBatch::try_from_iter([(
-        "id",
-        Arc::new(Int64Array::from_iter_values(0..37_500)) as _,
-    )])
-    .expect("batch");
-    let mut w =
-        arrow_ipc::writer::StreamWriter::try_new(Vec::new(), &batch.schema()).expect("writer");
-    for _ in 0..100 {
-        w.write(&batch).expect("write");
-    }
-    let mut ipc = w.into_inner().expect("ipc");
-    // Without the end-of-stream marker, which a DoPut's `end` stands for.
-    ipc.truncate(ipc.len() - 8);
-    (up, ws, ipc)
+    (up, ws, ids_upload(37_500, 100))
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -10,7 +10,8 @@ use quiver::flight::frame::{self, Flags, FrameKind};
 use quiver_gateway::demo::{self, Demo, Generated};
 use quiver_gateway::Config;
 use support::{
-    config, gateway, send_frames, Event, GatewayProcess, UndialledUpstream, Upstream, Ws,
+    config, gateway, ids_upload, send_frames, Event, GatewayProcess, UndialledUpstream, Upstream,
+    Ws,
 };
 use tokio_tungstenite::tungstenite::Message;
 
@@ -533,18 +534,7 @@ async fn queued_upload_frames_keep_nothing_of_the_socket_read_buffer() {
         descriptor: Descriptor::Path(vec!["stuck".into()]),
     })
     .await;
-    let batch = arrow_array::RecordBatch::try_from_iter([(
-        "id",
-        std::sync::Arc::new(arrow_array::Int64Array::from_iter_values(0..12_500)) as _,
-    )])
-    .expect("batch");
-    let mut w =
-        arrow_ipc::writer::StreamWriter::try_new(Vec::new(), &batch.schema()).expect("writer");
-    for _ in 0..6 {
-        w.write(&batch).expect("write");
-    }
-    let mut ipc = w.into_inner().expect("ipc");
-    ipc.truncate(ipc.len() - 8);
+    let ipc = ids_upload(12_500, 6);
     let sent = send_frames(&mut ws, 1, &ipc, 64 << 10, Duration::from_secs(2)).await;
     assert_eq!(sent, ipc.len(), "within the 8 MiB of credit");
     // A finished stream, whose frames are read and dropped.

@@ -596,3 +596,18 @@ pub async fn send_frames(
     }
     total
 }
+
+/// An IPC stream of `batches` batches of `rows` int64 ids (8 bytes a row), as a DoPut
+/// sends it: without the end-of-stream marker, which the client's `end` stands for.
+pub fn ids_upload(rows: i64, batches: usize) -> Vec<u8> {
+    let ids = arrow_array::Int64Array::from_iter_values(0..rows);
+    let batch = RecordBatch::try_from_iter([("id", std::sync::Arc::new(ids) as _)]).expect("batch");
+    let mut w =
+        arrow_ipc::writer::StreamWriter::try_new(Vec::new(), &batch.schema()).expect("writer");
+    for _ in 0..batches {
+        w.write(&batch).expect("write");
+    }
+    let mut ipc = w.into_inner().expect("ipc");
+    ipc.truncate(ipc.len() - 8);
+    ipc
+}
